@@ -1,0 +1,55 @@
+# The two commands a new user needs (README):  make demo   and   make test
+# Both install what is missing (scripts/setup.sh, apt-get as root), configure and build.
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= $(shell nproc)
+CMAKE_ARGS ?=
+
+.PHONY: all deps test-deps bench-deps build build-asan demo test test-unit test-asan bench format clean
+
+all: build
+
+deps:
+	@scripts/setup.sh build
+
+test-deps:
+	@scripts/setup.sh test
+
+bench-deps:
+	@scripts/setup.sh bench
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
+
+$(ASAN_BUILD)/build.ninja:
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DZERODROP_SANITIZE=ON \
+	  -DZERODROP_BENCH=OFF $(CMAKE_ARGS)
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+build-asan: deps $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+# The main job on a built-in default.
+demo: build
+	scripts/demo.sh $(BUILD)/zerodrop
+
+# Every test: unit and end-to-end on the optimised build, then every test again under ASan+UBSan.
+test: test-deps test-unit test-asan
+
+test-unit: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-asan: test-deps build-asan
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS) -LE slow
+
+bench: bench-deps build
+	@for b in bench/*.sh; do echo "== $$b"; bash $$b $(BUILD)/zerodrop || exit 1; done
+
+format:
+	clang-format -i $$(git ls-files '*.h' '*.cc')
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

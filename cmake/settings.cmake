@@ -1,0 +1,40 @@
+# Language level, warnings and sanitizers, as INTERFACE targets linked PRIVATE everywhere.
+set(CMAKE_CXX_STANDARD 20)
+set(CMAKE_CXX_STANDARD_REQUIRED ON)
+set(CMAKE_CXX_EXTENSIONS OFF)
+set(CMAKE_EXPORT_COMPILE_COMMANDS ON)
+if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
+  set(CMAKE_BUILD_TYPE RelWithDebInfo CACHE STRING "Build type" FORCE)
+endif()
+
+add_library(zerodrop_warnings INTERFACE)
+target_compile_options(zerodrop_warnings INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wcast-align -Woverloaded-virtual
+  -Wnull-dereference -Wimplicit-fallthrough -Wno-missing-field-initializers)
+
+add_library(zerodrop_settings INTERFACE)
+target_include_directories(zerodrop_settings INTERFACE ${CMAKE_SOURCE_DIR}/src)
+target_link_libraries(zerodrop_settings INTERFACE zerodrop_warnings)
+
+if(ZERODROP_SANITIZE)
+  # Applied globally so that every library, test and example agrees on the instrumented ABI.
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# zerodrop_add_component(NAME sources... DEPS targets...): the static library zerodrop_NAME for src/NAME.
+function(zerodrop_add_component name)
+  cmake_parse_arguments(arg "" "" "SOURCES;DEPS;PUBLIC_DEPS" ${ARGN})
+  add_library(zerodrop_${name} STATIC ${arg_SOURCES})
+  target_link_libraries(zerodrop_${name} PUBLIC zerodrop_settings ${arg_PUBLIC_DEPS} PRIVATE ${arg_DEPS})
+endfunction()
+
+# zerodrop_add_test(NAME sources... DEPS targets...): one GoogleTest binary, discovered by CTest.
+function(zerodrop_add_test name)
+  cmake_parse_arguments(arg "" "" "SOURCES;DEPS;LABELS" ${ARGN})
+  add_executable(${name} ${arg_SOURCES})
+  target_link_libraries(${name} PRIVATE zerodrop_settings zerodrop_testing ${arg_DEPS}
+                        GTest::gtest GTest::gmock GTest::gtest_main)
+  set(labels unit ${arg_LABELS})
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${labels}" TIMEOUT 300)
+endfunction()

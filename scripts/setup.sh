@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what zerodrop needs to build and test on Debian bookworm, and nothing when all is there.
+# Usage: scripts/setup.sh [build|test|bench]   (default: build)
+#   build  compilers, CMake, Ninja and the libraries zerodrop links
+#   test   build + what the tests drive (Chromium for the HTML report, nftables/conntrack, iproute2)
+#   bench  test + the peers the benchmarks measure against (nginx, wrk, hey, haproxy, hyperfine)
+set -euo pipefail
+
+want=(g++ cmake ninja-build make pkg-config
+      libboost1.81-dev libboost-url1.81-dev libcli11-dev libfmt-dev nlohmann-json3-dev
+      libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev)
+case "${1:-build}" in
+  build) ;;
+  test) want+=(chromium iproute2 procps util-linux python3 curl) ;;
+  bench) want+=(chromium iproute2 procps util-linux python3 curl nginx-light wrk hey haproxy hyperfine time) ;;
+  *) echo "setup.sh: error: unknown profile '$1' (expected build, test or bench)" >&2; exit 2 ;;
+esac
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "setup.sh: error: missing packages: ${missing[*]}; run as root or: sudo apt-get install ${missing[*]}" >&2
+  exit 2
+fi
+echo "setup.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,46 @@
+#include "base/parse.h"
+
+#include <charconv>
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "base/error.h"
+
+namespace zerodrop {
+
+double parse_number(std::string_view text, std::string_view what) {
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
+      !std::isfinite(value)) {
+    throw Error(fmt::format("{}: expected a number, got '{}'", what, text));
+  }
+  return value;
+}
+
+int64_t parse_integer(std::string_view text, std::string_view what, int64_t min, int64_t max) {
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+    throw Error(fmt::format("{}: expected a whole number, got '{}'", what, text));
+  }
+  if (value < min || value > max) {
+    throw Error(fmt::format("{}: expected a number from {} to {}, got '{}'", what, min, max, text));
+  }
+  return value;
+}
+
+int64_t parse_int_or_percent(std::string_view text, std::string_view what, int64_t total,
+                             Round round) {
+  if (!text.empty() && text.back() == '%') {
+    int64_t percent = parse_integer(text.substr(0, text.size() - 1), what, 0, 100);
+    // Integer arithmetic, as Kubernetes' GetScaledValueFromIntOrPercent does.
+    int64_t scaled = percent * total;
+    return round == Round::up ? (scaled + 99) / 100 : scaled / 100;
+  }
+  return parse_integer(text, what, 0, 1'000'000);
+}
+
+}  // namespace zerodrop

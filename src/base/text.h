@@ -1,0 +1,19 @@
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zerodrop {
+
+// The candidate closest to `word` by edit distance, or "" when none is close enough to suggest
+// ("did you mean …?").
+std::string closest_match(std::string_view word, std::span<const std::string_view> candidates);
+
+// Splits on `sep`, keeping empty fields.
+std::vector<std::string_view> split(std::string_view text, char sep);
+
+std::string_view trim(std::string_view text);
+
+}  // namespace zerodrop

@@ -1,0 +1,109 @@
+// zerodrop: proves a rolling update drops zero requests, and names the hole when it does not.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "base/error.h"
+#include "base/exit_code.h"
+#include "base/text.h"
+#include "cli/command.h"
+
+namespace zerodrop::cli {
+namespace {
+
+// One static table of subcommands, in the order --help lists them.
+constexpr Command kCommands[] = {
+    {"lab", "Roll out your real server on this machine, with Kubernetes' termination semantics",
+     setup_lab},
+    {"load", "Send HTTP/1.1 at a constant rate; record and classify every request", setup_load},
+    {"report", "Re-render the diagnosis of a past lab or sim run from its folder", setup_report},
+    {"audit", "Check Kubernetes manifests for every hole that drops requests on deploy",
+     setup_audit},
+    {"sim", "Simulate a rollout on a cluster of any size; size preStop and grace for it",
+     setup_sim},
+    {"run", "A drain-aware PID 1: fail readiness at SIGTERM, wait, then stop the app", setup_run},
+    {"sleep", "Sleep N seconds: a preStop delay for distroless and scratch images", setup_sleep},
+};
+
+constexpr const char* kFooter = R"(
+Holes zerodrop names (every report, audit rule and diagnosis uses these ids):
+  deregistration-race  the app stops accepting while routers still send it connections
+  no-drain             the app exits or closes connections with requests in flight
+  grace-overrun        SIGKILL at the end of the grace period cuts the drain
+  keepalive-stale      reused keep-alive connections keep going to a terminating pod
+  readiness-lies       a new pod takes traffic before it can serve
+  capacity-dip         too few serving replicas during the rollout
+  liveness-kills-drain the liveness probe kills the pod while it drains
+
+Exit codes: 0 ok, 1 the check failed (requests dropped, findings), 2 usage or input error,
+130 interrupted. Run 'zerodrop COMMAND --help' for a command's flags and examples.)";
+
+void suggest_if_unknown(int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') {
+    return;
+  }
+  std::string_view word = argv[1];
+  std::vector<std::string_view> names;
+  for (const Command& c : kCommands) {
+    if (c.name == word) {
+      return;
+    }
+    names.push_back(c.name);
+  }
+  std::string hint = closest_match(word, names);
+  throw Error(hint.empty() ? fmt::format("unknown command '{}'; see 'zerodrop --help'", word)
+                           : fmt::format("unknown command '{}'; did you mean '{}'?", word, hint));
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"zerodrop: prove a rolling update drops zero requests; name the hole when it does not."};
+  app.name("zerodrop");
+  app.footer(kFooter);
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "zerodrop 0.1.0");
+  app.get_formatter()->column_width(30);
+
+  std::vector<std::pair<CLI::App*, Runner>> runners;
+  for (const Command& c : kCommands) {
+    CLI::App* sub = app.add_subcommand(std::string(c.name), std::string(c.description));
+    runners.emplace_back(sub, c.setup(*sub));
+  }
+  suggest_if_unknown(argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "zerodrop: error: %s\n", e.what());
+    return to_int(ExitCode::usage);
+  }
+  for (auto& [sub, runner] : runners) {
+    if (sub->parsed()) {
+      return runner();
+    }
+  }
+  return to_int(ExitCode::usage);
+}
+
+}  // namespace
+}  // namespace zerodrop::cli
+
+// The single catch point: every user error ends here as one line and exit code 2.
+int main(int argc, char** argv) {
+  try {
+    return zerodrop::cli::run(argc, argv);
+  } catch (const zerodrop::Error& e) {
+    std::fprintf(stderr, "zerodrop: error: %s\n", e.what());
+    return zerodrop::to_int(zerodrop::ExitCode::usage);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "zerodrop: error: %s\n", e.what());
+    return zerodrop::to_int(zerodrop::ExitCode::usage);
+  }
+}

@@ -1,0 +1,77 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace zerodrop::record {
+
+// The class of one request's outcome: the load engine's vocabulary (see docs/ARCHITECTURE.md).
+enum class Outcome : uint8_t {
+  ok,                      // a response whose status counts as success (2xx/3xx by default)
+  connect_refused,         // ECONNREFUSED: nothing listened
+  connect_timeout,         // the TCP handshake did not finish within the timeout
+  connect_error,           // any other connect failure (unreachable, no route, resolution)
+  reset_before_response,   // ECONNRESET after the request was sent, before any response byte
+  closed_before_response,  // orderly EOF before any response byte
+  reset_during_response,   // ECONNRESET after some response bytes
+  truncated_response,      // EOF before the body the headers announced was complete
+  timeout,                 // no complete response within the request timeout
+  http_502,
+  http_503,
+  http_504,
+  http_5xx,        // any other 5xx
+  http_4xx,        // any 4xx not configured as success
+  protocol_error,  // a response that is not valid HTTP/1.1, or exceeds the engine's bounds
+};
+
+inline constexpr size_t kOutcomeCount = 15;
+
+inline constexpr std::array<std::string_view, kOutcomeCount> kOutcomeNames = {
+    "ok",
+    "connect_refused",
+    "connect_timeout",
+    "connect_error",
+    "reset_before_response",
+    "closed_before_response",
+    "reset_during_response",
+    "truncated_response",
+    "timeout",
+    "http_502",
+    "http_503",
+    "http_504",
+    "http_5xx",
+    "http_4xx",
+    "protocol_error",
+};
+
+constexpr std::string_view to_string(Outcome o) { return kOutcomeNames[static_cast<size_t>(o)]; }
+
+constexpr std::optional<Outcome> outcome_from_string(std::string_view name) {
+  for (size_t i = 0; i < kOutcomeCount; ++i) {
+    if (kOutcomeNames[i] == name) {
+      return static_cast<Outcome>(i);
+    }
+  }
+  return std::nullopt;
+}
+
+// The outcome class of an HTTP status that is not configured as success.
+constexpr Outcome outcome_of_status(int status) {
+  switch (status) {
+    case 502: return Outcome::http_502;
+    case 503: return Outcome::http_503;
+    case 504: return Outcome::http_504;
+    default: break;
+  }
+  if (status >= 500) {
+    return Outcome::http_5xx;
+  }
+  if (status >= 400) {
+    return Outcome::http_4xx;
+  }
+  return Outcome::protocol_error;  // 1xx as a final status, or below 100
+}
+
+}  // namespace zerodrop::record

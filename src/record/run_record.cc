@@ -1,0 +1,175 @@
+#include "record/run_record.h"
+
+#include <array>
+#include <fstream>
+#include <ostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+
+namespace zerodrop::record {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<std::string_view, 19> kEventNames = {
+    "pod_created",    "pod_started",      "pod_ready",        "pod_unready",     "probe_failed",
+    "liveness_restart", "deletion_started", "prestop_started", "prestop_finished", "prestop_failed",
+    "signal_sent",    "pod_exited",       "endpoint_changed", "router_applied",  "router_refused",
+    "rollout_started", "rollout_step",    "rollout_finished", "note",
+};
+static_assert(kEventNames.size() == static_cast<size_t>(EventKind::note) + 1);
+
+json to_json(const Conditions& c) {
+  return {{"ready", c.ready}, {"serving", c.serving}, {"terminating", c.terminating}};
+}
+
+json optional_micros(const std::optional<Micros>& t) {
+  return t ? json(t->count()) : json(nullptr);
+}
+
+template <typename Parse>
+auto read_lines(const std::string& path, Parse parse) {
+  std::ifstream in(path);
+  if (!in) {
+    throw Error(fmt::format("cannot read {}", path));
+  }
+  std::vector<decltype(parse(json{}))> items;
+  std::string line;
+  for (size_t number = 1; std::getline(in, line); ++number) {
+    if (line.empty()) {
+      continue;
+    }
+    try {
+      items.push_back(parse(json::parse(line)));
+    } catch (const json::exception& e) {
+      throw Error(fmt::format("{}:{}: {}", path, number, e.what()));
+    } catch (const Error& e) {
+      throw Error(fmt::format("{}:{}: {}", path, number, e.what()));
+    }
+  }
+  return items;
+}
+
+Event event_from_json(const json& j) {
+  Event e;
+  e.t = Micros(j.at("t_us").get<int64_t>());
+  auto kind = event_kind_from_string(j.at("kind").get<std::string>());
+  if (!kind) {
+    throw Error(fmt::format("unknown event kind '{}'", j.at("kind").get<std::string>()));
+  }
+  e.kind = *kind;
+  e.pod = j.value("pod", "");
+  e.router = j.value("router", "");
+  if (j.contains("conditions")) {
+    const json& c = j["conditions"];
+    e.conditions = Conditions{c.at("ready").get<bool>(), c.at("serving").get<bool>(),
+                              c.at("terminating").get<bool>()};
+  }
+  if (j.contains("exit_code")) {
+    e.exit_code = j["exit_code"].get<int>();
+  }
+  if (j.contains("signal")) {
+    e.signal = j["signal"].get<int>();
+  }
+  e.detail = j.value("detail", "");
+  return e;
+}
+
+std::optional<Micros> micros_or_null(const json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) {
+    return std::nullopt;
+  }
+  return Micros(j[key].get<int64_t>());
+}
+
+RequestRecord request_from_json(const json& j) {
+  RequestRecord r;
+  r.seq = j.at("seq").get<uint64_t>();
+  r.intended = Micros(j.at("intended_us").get<int64_t>());
+  r.sent = micros_or_null(j, "sent_us");
+  r.first_byte = micros_or_null(j, "first_byte_us");
+  r.done = Micros(j.at("done_us").get<int64_t>());
+  auto outcome = outcome_from_string(j.at("class").get<std::string>());
+  if (!outcome) {
+    throw Error(fmt::format("unknown class '{}'", j.at("class").get<std::string>()));
+  }
+  r.outcome = *outcome;
+  r.failed = j.value("failed", r.outcome != Outcome::ok);
+  r.status = j.value("status", 0);
+  r.connection = j.value("reused", false) ? Connection::reused : Connection::fresh;
+  r.target = j.value("target", 0u);
+  r.router = j.value("router", "");
+  r.backend = j.value("backend", "");
+  r.error = j.value("error", "");
+  return r;
+}
+
+}  // namespace
+
+std::string_view to_string(EventKind kind) { return kEventNames[static_cast<size_t>(kind)]; }
+
+std::optional<EventKind> event_kind_from_string(std::string_view name) {
+  for (size_t i = 0; i < kEventNames.size(); ++i) {
+    if (kEventNames[i] == name) {
+      return static_cast<EventKind>(i);
+    }
+  }
+  return std::nullopt;
+}
+
+void write_ndjson(std::ostream& out, const Event& e) {
+  json j = {{"t_us", e.t.count()}, {"kind", to_string(e.kind)}};
+  if (!e.pod.empty()) {
+    j["pod"] = e.pod;
+  }
+  if (!e.router.empty()) {
+    j["router"] = e.router;
+  }
+  if (e.conditions) {
+    j["conditions"] = to_json(*e.conditions);
+  }
+  if (e.exit_code) {
+    j["exit_code"] = *e.exit_code;
+  }
+  if (e.signal) {
+    j["signal"] = *e.signal;
+  }
+  if (!e.detail.empty()) {
+    j["detail"] = e.detail;
+  }
+  out << j.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
+}
+
+void write_ndjson(std::ostream& out, const RequestRecord& r) {
+  json j = {{"seq", r.seq},
+            {"intended_us", r.intended.count()},
+            {"sent_us", optional_micros(r.sent)},
+            {"first_byte_us", optional_micros(r.first_byte)},
+            {"done_us", r.done.count()},
+            {"class", to_string(r.outcome)},
+            {"failed", r.failed},
+            {"status", r.status},
+            {"reused", r.connection == Connection::reused},
+            {"target", r.target},
+            {"backend", r.backend}};
+  if (!r.router.empty()) {
+    j["router"] = r.router;
+  }
+  if (!r.error.empty()) {
+    j["error"] = r.error;
+  }
+  out << j.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
+}
+
+std::vector<Event> read_events(const std::string& path) {
+  return read_lines(path, event_from_json);
+}
+
+std::vector<RequestRecord> read_requests(const std::string& path) {
+  return read_lines(path, request_from_json);
+}
+
+}  // namespace zerodrop::record

@@ -1,0 +1,110 @@
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "record/hole.h"
+#include "record/outcome.h"
+
+namespace zerodrop::record {
+
+// Times in a run record are microseconds since the run's start (the load engine's t = 0).
+using Micros = std::chrono::microseconds;
+
+// What an engine (lab, sim, verify) produces and all analysis consumes. Nothing downstream knows
+// which engine produced it. Serialized as NDJSON: events.ndjson and requests.ndjson.
+
+enum class EventKind : uint8_t {
+  pod_created,       // the pod object exists (detail: its address); new pods of a rollout too
+  pod_started,       // its process was spawned (detail: pid)
+  pod_ready,         // the readiness probe passed `success_threshold` times (kubelet's Ready)
+  pod_unready,       // the readiness probe failed `failure_threshold` times
+  probe_failed,      // one failed probe (detail: "readiness: …" or "liveness: …")
+  liveness_restart,  // a failed liveness probe killed the container; it restarts
+  deletion_started,  // deletion timestamp set: both clocks start (detail: grace period)
+  prestop_started,
+  prestop_finished,
+  prestop_failed,    // a failed preStop is an event; termination continues (detail: why)
+  signal_sent,       // signal = the signal number (TERM, KILL, …)
+  pod_exited,        // exit_code or signal set
+  endpoint_changed,  // the endpoint controller changed the pod's conditions
+  router_applied,    // router applied the pod's endpoint change (conditions as applied)
+  router_refused,    // the router's connection to the pod's backend was refused (l4/l7)
+  rollout_started,
+  rollout_step,      // detail: what the rollout controller did
+  rollout_finished,
+  note,              // anything else worth a line on the timeline (detail)
+};
+
+std::string_view to_string(EventKind kind);
+std::optional<EventKind> event_kind_from_string(std::string_view name);
+
+// EndpointSlice conditions of one endpoint (KEP-1672).
+struct Conditions {
+  bool ready = false;
+  bool serving = false;
+  bool terminating = false;
+  bool operator==(const Conditions&) const = default;
+};
+
+struct Event {
+  Micros t{0};
+  EventKind kind = EventKind::note;
+  std::string pod;     // pod name, when the event concerns a pod
+  std::string router;  // router (node) name, for router_* events
+  std::optional<Conditions> conditions;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  std::string detail;
+};
+
+enum class Connection : uint8_t { fresh, reused };
+
+// One request as the client saw it. Absent times (never sent, no byte received) are nullopt.
+struct RequestRecord {
+  uint64_t seq = 0;
+  Micros intended{0};  // when the pacer meant to send it
+  std::optional<Micros> sent;
+  std::optional<Micros> first_byte;
+  Micros done{0};
+  Outcome outcome = Outcome::ok;
+  bool failed = false;  // the outcome counts as a failure under the run's --ok-status
+  int status = 0;       // HTTP status, 0 when none was received
+  Connection connection = Connection::fresh;
+  uint32_t target = 0;  // index of the target (URL) it was sent to
+  std::string router;   // the router (node) it went through, when known
+  std::string backend;  // the pod that answered or that the router chose, when known
+  std::string error;    // the system's words for a transport failure ("connection refused")
+};
+
+// Aggregated counts for engines that do not keep single records (the simulator).
+struct TimeBucket {
+  Micros start{0};
+  Micros width{0};
+  uint64_t requests = 0;
+  std::array<uint64_t, kOutcomeCount> outcomes{};
+  std::array<uint64_t, kHoleCount> failures_by_hole{};  // when the engine knows the cause
+};
+
+struct RunRecord {
+  std::string engine;                          // "lab", "sim" or "verify"
+  std::map<std::string, std::string> scenario;  // flags and workload settings, for the report
+  std::vector<Event> events;
+  std::vector<RequestRecord> requests;
+  std::vector<TimeBucket> buckets;
+  Micros end{0};  // when the run stopped sending
+};
+
+// NDJSON: one object per line. Writers flush nothing; readers throw Error with file and line.
+void write_ndjson(std::ostream& out, const Event& event);
+void write_ndjson(std::ostream& out, const RequestRecord& request);
+std::vector<Event> read_events(const std::string& path);
+std::vector<RequestRecord> read_requests(const std::string& path);
+
+}  // namespace zerodrop::record

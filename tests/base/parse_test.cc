@@ -1,0 +1,35 @@
+#include "base/parse.h"
+
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+
+namespace zerodrop {
+namespace {
+
+TEST(Parse, NumbersWithClearErrors) {
+  EXPECT_DOUBLE_EQ(parse_number("1000", "--rate"), 1000);
+  EXPECT_DOUBLE_EQ(parse_number("0.5", "--rate"), 0.5);
+  try {
+    parse_number("x", "--rate");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "--rate: expected a number, got 'x'");
+  }
+  EXPECT_THROW(parse_number("1x", "--rate"), Error);
+  EXPECT_THROW(parse_integer("1.5", "--n", 0, 10), Error);
+  EXPECT_THROW(parse_integer("11", "--n", 0, 10), Error);
+  EXPECT_EQ(parse_integer("7", "--n", 0, 10), 7);
+}
+
+TEST(Parse, IntOrPercentRoundsLikeKubernetes) {
+  // maxSurge 25% of 3 rounds up to 1; maxUnavailable 25% of 3 rounds down to 0.
+  EXPECT_EQ(parse_int_or_percent("25%", "s", 3, Round::up), 1);
+  EXPECT_EQ(parse_int_or_percent("25%", "u", 3, Round::down), 0);
+  EXPECT_EQ(parse_int_or_percent("50%", "u", 10, Round::down), 5);
+  EXPECT_EQ(parse_int_or_percent("2", "u", 10, Round::down), 2);
+  EXPECT_THROW(parse_int_or_percent("150%", "u", 10, Round::down), Error);
+}
+
+}  // namespace
+}  // namespace zerodrop

@@ -1,0 +1,91 @@
+#include "record/run_record.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+
+namespace zerodrop::record {
+namespace {
+
+TEST(Outcome, NamesRoundTripAndStatusesMap) {
+  for (size_t i = 0; i < kOutcomeCount; ++i) {
+    auto o = static_cast<Outcome>(i);
+    EXPECT_EQ(outcome_from_string(to_string(o)), o);
+  }
+  EXPECT_EQ(outcome_of_status(502), Outcome::http_502);
+  EXPECT_EQ(outcome_of_status(500), Outcome::http_5xx);
+  EXPECT_EQ(outcome_of_status(404), Outcome::http_4xx);
+  EXPECT_FALSE(outcome_from_string("refused"));
+}
+
+TEST(Hole, IdsRoundTrip) {
+  for (size_t i = 0; i < kHoleCount; ++i) {
+    auto h = static_cast<Hole>(i);
+    EXPECT_EQ(hole_from_string(to_string(h)), h);
+  }
+  EXPECT_EQ(to_string(Hole::deregistration_race), "deregistration-race");
+}
+
+TEST(RunRecord, NdjsonRoundTrip) {
+  std::string path = ::testing::TempDir() + "/rr_test.ndjson";
+  {
+    std::ofstream out(path);
+    RequestRecord r;
+    r.seq = 7;
+    r.intended = Micros(1000);
+    r.sent = Micros(1010);
+    r.done = Micros(2000);
+    r.outcome = Outcome::connect_refused;
+    r.failed = true;
+    r.connection = Connection::reused;
+    r.backend = "web-2";
+    r.error = "connection refused";
+    write_ndjson(out, r);
+  }
+  auto back = read_requests(path);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].seq, 7u);
+  EXPECT_EQ(back[0].sent, Micros(1010));
+  EXPECT_FALSE(back[0].first_byte);
+  EXPECT_EQ(back[0].outcome, Outcome::connect_refused);
+  EXPECT_EQ(back[0].connection, Connection::reused);
+  EXPECT_EQ(back[0].backend, "web-2");
+
+  {
+    std::ofstream out(path);
+    Event e;
+    e.t = Micros(4310000);
+    e.kind = EventKind::router_applied;
+    e.pod = "web-2";
+    e.router = "node-3";
+    e.conditions = Conditions{false, true, true};
+    write_ndjson(out, e);
+  }
+  auto events = read_events(path);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, EventKind::router_applied);
+  EXPECT_EQ(events[0].conditions, (Conditions{false, true, true}));
+  std::remove(path.c_str());
+}
+
+TEST(RunRecord, BadLineNamesFileAndLine) {
+  std::string path = ::testing::TempDir() + "/rr_bad.ndjson";
+  {
+    std::ofstream out(path);
+    out << "{\"t_us\":1,\"kind\":\"pod_created\"}\n{not json\n";
+  }
+  try {
+    read_events(path);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(":2:"), std::string::npos) << e.what();
+  }
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace zerodrop::record
