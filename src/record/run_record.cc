@@ -101,6 +101,7 @@ RequestRecord request_from_json(const json& j) {
   r.status = j.value("status", 0);
   r.connection = j.value("reused", false) ? Connection::reused : Connection::fresh;
   r.target = j.value("target", 0u);
+  r.local_port = j.value("local_port", uint16_t{0});
   r.router = j.value("router", "");
   r.backend = j.value("backend", "");
   r.error = j.value("error", "");
@@ -154,6 +155,7 @@ void write_ndjson(std::ostream& out, const RequestRecord& r) {
             {"status", r.status},
             {"reused", r.connection == Connection::reused},
             {"target", r.target},
+            {"local_port", r.local_port},
             {"backend", r.backend}};
   if (!r.router.empty()) {
     j["router"] = r.router;
