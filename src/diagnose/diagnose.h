@@ -1,0 +1,128 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "record/run_record.h"
+
+namespace zerodrop::diagnose {
+
+// Turns a run record into a diagnosis: the hole behind every failed request, one summary with
+// evidence per hole, and the settings that close it, computed from what the record measured.
+//
+// Scenario keys read from RunRecord::scenario (all optional; absent keys weaken the advice, never
+// the attribution): "prestop" ("none", "sleep:2", "exec:…", "http:/path"), "grace" ("30s"),
+// "readiness" ("http:/readyz", "tcp", "exec:…", "none"), "readiness_port" / "port", "replicas",
+// "max_surge", "max_unavailable", "container", "k8s_version".
+
+struct Options {
+  std::string k8s_version =
+      "1.30";  // "1.29" or older: preStop as exec, with the distroless warning
+  std::chrono::milliseconds margin{
+      1000};                      // added to measured propagation and drain, then rounded up
+  std::string container = "app";  // container name in the manifest snippets
+};
+
+// What the backend pod was doing when a request was sent (or, if never sent, intended).
+enum class BackendState : uint8_t {
+  unknown,       // no backend known, or no event for it
+  starting,      // created, its readiness probe had not passed
+  warming,       // Ready by its probe, but had not yet answered any request successfully
+  serving,       // Ready, not terminating
+  prestop,       // deletion started, stop signal not yet sent (the preStop hook runs here)
+  after_signal,  // the stop signal was sent, the process had not exited
+  exited,        // the process had exited on its own
+  killed,        // SIGKILL was sent (grace period over, or liveness)
+};
+
+std::string_view to_string(BackendState state);
+
+// The diagnosis of one failed request.
+struct RequestDiagnosis {
+  size_t index = 0;  // into RunRecord::requests
+  record::Hole hole = record::Hole::unexplained;
+  BackendState backend_state = BackendState::unknown;
+  bool router_applied = false;  // its router had applied the backend's termination when it was sent
+  std::string reason;           // one line: why this hole (for unexplained: why no rule matched)
+};
+
+// A ready-to-apply fix for one hole, with the numbers computed from the run.
+struct Fix {
+  std::string summary;             // "preStop sleep 3 s, terminationGracePeriodSeconds 9"
+  std::string why;                 // the arithmetic: "longest propagation 1.62 s + margin 1 s, …"
+  std::string snippet;             // manifest YAML, ready to paste (may be empty)
+  std::vector<std::string> steps;  // app changes, in the order to make them (may be empty)
+  std::string warning;             // e.g. distroless images have no `sleep` (may be empty)
+};
+
+// Every failure attributed to one hole.
+struct HoleSummary {
+  record::Hole hole = record::Hole::unexplained;
+  uint64_t requests = 0;
+  record::Micros first{0};           // earliest send time of its requests
+  record::Micros last{0};            // latest send time
+  std::vector<std::string> pods;     // sorted, unique
+  std::vector<std::string> routers;  // sorted, unique
+  std::string evidence;              // one sentence with the measured numbers
+  Fix fix;
+};
+
+// When each router applied one pod's termination, measured from its deletion.
+struct PropagationSample {
+  std::string pod;
+  std::string router;
+  record::Micros deletion{0};
+  record::Micros applied{0};
+
+  record::Micros delay() const { return applied - deletion; }
+};
+
+struct Propagation {
+  std::vector<PropagationSample> samples;  // in the order of deletion, then router
+  record::Micros max{0};
+  record::Micros p50{0};
+};
+
+// One pod's life, from its events. Absent moments never happened in the record.
+struct PodLife {
+  std::string name;
+  std::optional<record::Micros> created, ready, first_success, deletion, prestop_started,
+      prestop_finished, signal, kill, exited;
+  std::optional<int> exit_code;    // when it exited normally
+  std::optional<int> exit_signal;  // when a signal ended it
+  std::vector<record::Micros> liveness_restarts;
+  bool prestop_failed = false;
+};
+
+// The load summary, computed from the request records (or the sim's buckets).
+struct Totals {
+  uint64_t requests = 0;
+  uint64_t ok = 0;
+  uint64_t failed = 0;
+  std::vector<std::pair<std::string, uint64_t>> by_class;  // failed classes, most frequent first
+  double p50_ms = 0, p90_ms = 0, p99_ms = 0, max_ms = 0;   // latency from the intended send time
+};
+
+enum class Verdict : uint8_t { pass, fail };
+
+struct Diagnosis {
+  Verdict verdict = Verdict::pass;
+  Totals totals;
+  std::vector<RequestDiagnosis> failures;  // one per failed request, in record order
+  std::vector<HoleSummary> holes;          // most requests first; `unexplained` last
+  std::vector<PodLife> pods;               // in order of creation
+  Propagation propagation;
+  std::optional<record::Micros> longest_drain;  // what the fix for grace must cover
+  std::string drain_evidence;                   // where longest_drain comes from
+  bool rollout_related = false;  // some failure has a rollout cause (a hole other than unexplained)
+  std::string conclusion;        // one sentence: pass, the holes, or "no rollout-related cause"
+};
+
+// Diagnoses a run. Pure: never throws on odd records (missing events make `unexplained` with a
+// reason); throws Error only for malformed Options (an unreadable k8s_version).
+Diagnosis diagnose(const record::RunRecord& run, const Options& options);
+
+}  // namespace zerodrop::diagnose
