@@ -1,0 +1,7 @@
+// naive: an HTTP server with no shutdown handling at all. SIGTERM kills it at once (the default
+// disposition), with whatever requests were in flight: the deregistration race and no drain.
+#include "naive/example_server.h"
+
+int main(int argc, char** argv) {
+  return zerodrop::examples::server_main(argc, argv, zerodrop::examples::OnSigterm::exit_now);
+}
