@@ -1,0 +1,226 @@
+#include "kube/loader.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "base/error.h"
+#include "kube/workload_reader.h"
+
+namespace zerodrop::kube {
+namespace {
+
+namespace fs = std::filesystem;
+using detail::Path;
+using detail::Reader;
+using detail::ReadError;
+
+// One document of a multi-document stream: its text and the line it starts on (0-based).
+struct Chunk {
+  std::string text;
+  int first_line = 0;
+};
+
+bool is_marker(std::string_view line, std::string_view marker) {
+  if (!line.starts_with(marker)) {
+    return false;
+  }
+  return line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r'
+         || line[3] == '\n';
+}
+
+// Splits on "---" and "..." lines as kubectl and kubeconform do. Each chunk is parsed on its own
+// so that one broken document does not hide the others. A "--- value" line keeps its value,
+// with the marker blanked so that columns stay right.
+std::vector<Chunk> split_documents(std::string_view text) {
+  std::vector<Chunk> chunks(1);
+  int line_no = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    size_t next = end == std::string_view::npos ? text.size() : end + 1;
+    std::string_view line = text.substr(pos, next - pos);
+    if (is_marker(line, "---") || is_marker(line, "...")) {
+      chunks.push_back(Chunk{"", line_no});
+      if (line.starts_with("---")) {
+        chunks.back().text.append("   ").append(line.substr(3));
+      } else {
+        chunks.back().text.append("\n");
+      }
+    } else {
+      chunks.back().text.append(line);
+    }
+    ++line_no;
+    pos = next;
+  }
+  return chunks;
+}
+
+bool is_list(const Meta& meta) {
+  return meta.kind == "List" || (meta.kind.size() > 4 && meta.kind.ends_with("List"));
+}
+
+Object read_object(Reader& r, const YAML::Node& root, const Path& path) {
+  Meta meta = detail::read_meta(r, root, path);
+  if (auto kind = detail::workload_kind(meta)) {
+    return detail::read_workload(r, root, path, std::move(meta), *kind);
+  }
+  return detail::read_other(r, root, path, std::move(meta));
+}
+
+void add_problem(Loaded& out, const ReadError& e, const std::string& file) {
+  out.problems.push_back(LoadProblem{file, e.mark, e.detail});
+}
+
+// Reads a document that may be a List; each item is read on its own.
+void read_root(Reader& r, const YAML::Node& root, Loaded& out) {
+  Path top;
+  if (!root.IsMap()) {
+    r.fail(root, top, "not a Kubernetes object: expected a mapping");
+  }
+  Meta meta = detail::read_meta(r, root, top);
+  auto items = is_list(meta) ? r.child(root, top, "items") : std::nullopt;
+  if (!items) {
+    out.objects.push_back(read_object(r, root, top));
+    return;
+  }
+  for (const detail::Entry& item : r.items(items->value, items->path)) {
+    try {
+      r.expect_map(item.value, item.path);
+      out.objects.push_back(read_object(r, item.value, item.path));
+    } catch (const ReadError& e) {
+      add_problem(out, e, r.file());
+    }
+  }
+}
+
+void load_chunk(const Chunk& chunk, const std::string& file, const LoadLimits& limits,
+                Loaded& out) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(chunk.text);
+  } catch (const YAML::Exception& e) {
+    Mark at{e.mark.is_null() ? chunk.first_line + 1 : chunk.first_line + e.mark.line + 1,
+            e.mark.is_null() ? 1 : e.mark.column + 1};
+    out.problems.push_back(LoadProblem{file, at, fmt::format("invalid YAML: {}", e.msg)});
+    return;
+  }
+  if (!root.IsDefined() || root.IsNull()) {
+    return;  // empty document: only comments or a trailing "---"
+  }
+  ++out.documents;
+  int64_t budget = limits.node_budget_base
+                   + limits.node_budget_per_byte * static_cast<int64_t>(chunk.text.size());
+  Reader reader(file, chunk.first_line, budget);
+  try {
+    read_root(reader, root, out);
+  } catch (const ReadError& e) {
+    add_problem(out, e, file);
+  } catch (const YAML::Exception& e) {
+    // yaml-cpp throws while walking only on internal conversion failures; report, go on.
+    out.problems.push_back(LoadProblem{file, reader.mark(root), e.what()});
+  }
+}
+
+std::string display_name(const std::string& path) {
+  return path == "-" ? "<stdin>" : path;
+}
+
+bool wanted(const fs::path& p) {
+  std::string ext = p.extension().string();
+  return ext == ".yaml" || ext == ".yml" || ext == ".json";
+}
+
+}  // namespace
+
+std::string LoadProblem::str() const {
+  return fmt::format("{}:{}:{}: {}", file, mark.line, mark.column, message);
+}
+
+std::vector<std::string> expand_paths(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    if (path == "-" || fs::is_regular_file(path, ec)) {
+      out.push_back(path);
+      continue;
+    }
+    if (!fs::is_directory(path, ec)) {
+      throw Error(fmt::format("{}: no such file or folder", path));
+    }
+    std::vector<std::string> found;
+    for (auto it = fs::recursive_directory_iterator(path, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->is_regular_file(ec) && wanted(it->path())) {
+        found.push_back(it->path().string());
+      }
+    }
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return out;
+}
+
+Loaded load_text(std::string_view text, const std::string& file, const LoadLimits& limits) {
+  Loaded out;
+  out.bytes = static_cast<int64_t>(text.size());
+  if (text.starts_with("\xEF\xBB\xBF")) {
+    text.remove_prefix(3);  // a UTF-8 byte order mark, as some Windows editors write
+  }
+  for (const Chunk& chunk : split_documents(text)) {
+    load_chunk(chunk, file, limits, out);
+  }
+  return out;
+}
+
+Loaded load_file(const std::string& path, const LoadLimits& limits) {
+  std::string name = display_name(path);
+  auto problem = [&](std::string message) {
+    Loaded out;
+    out.problems.push_back(LoadProblem{name, Mark{1, 1}, std::move(message)});
+    return out;
+  };
+  std::ifstream file;
+  std::istream* in = &std::cin;
+  if (path != "-") {
+    file.open(path, std::ios::binary);
+    if (!file) {
+      return problem("cannot read the file");
+    }
+    in = &file;
+  }
+  std::string text;
+  char buffer[1 << 16];
+  while (in->read(buffer, sizeof buffer) || in->gcount() > 0) {
+    text.append(buffer, static_cast<size_t>(in->gcount()));
+    if (static_cast<int64_t>(text.size()) > limits.max_file_bytes) {
+      return problem(
+          fmt::format("larger than the limit of {} bytes; not read", limits.max_file_bytes));
+    }
+  }
+  return load_text(text, name, limits);
+}
+
+std::vector<Object> load_objects(const std::string& path_or_dash) {
+  Loaded loaded = load_file(path_or_dash);
+  if (!loaded.problems.empty()) {
+    throw Error(loaded.problems.front().str());
+  }
+  return std::move(loaded.objects);
+}
+
+std::optional<Workload> first_workload(const std::string& path_or_dash) {
+  for (Object& object : load_objects(path_or_dash)) {
+    if (auto* workload = std::get_if<Workload>(&object)) {
+      return std::move(*workload);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace zerodrop::kube

@@ -1,0 +1,53 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kube/object.h"
+
+namespace zerodrop::kube {
+
+// Bounds on hostile or accidental input.
+struct LoadLimits {
+  int64_t max_file_bytes = 64 << 20;  // a larger file is a problem, not a crash or a stall
+  // Node visits allowed per document: base + per_byte × document size. An alias bomb ("billion
+  // laughs") that expands far beyond its text runs out of this budget.
+  int64_t node_budget_base = 100'000;
+  int64_t node_budget_per_byte = 64;
+};
+
+// A document, file or list item that could not be read; the rest of the input still is.
+struct LoadProblem {
+  std::string file;
+  Mark mark;
+  std::string message;  // without the "file:line:col: " prefix
+
+  std::string str() const;  // "file:line:col: message"
+};
+
+struct Loaded {
+  std::vector<Object> objects;
+  std::vector<LoadProblem> problems;
+  int64_t documents = 0;
+  int64_t bytes = 0;
+};
+
+// The files PATHS name, in order: a file itself, a folder's *.yaml, *.yml and *.json files
+// (recursively, sorted), "-" for stdin. Throws Error for a path that does not exist.
+std::vector<std::string> expand_paths(const std::vector<std::string>& paths);
+
+// Reads every document of TEXT (multi-document YAML, `kind: List`, JSON). `file` names it in
+// positions and problems. Never throws for bad content: it becomes a LoadProblem.
+Loaded load_text(std::string_view text, const std::string& file, const LoadLimits& limits = {});
+
+// Reads one file, or stdin for "-" (shown as "<stdin>"); unreadable or oversized files become a
+// LoadProblem.
+Loaded load_file(const std::string& path, const LoadLimits& limits = {});
+
+// Every object in a file or stdin ("-"). Throws Error "file:line:col: message" for the first
+// problem: for callers (lab, sim) that need the whole file to be valid.
+std::vector<Object> load_objects(const std::string& path_or_dash);
+
+}  // namespace zerodrop::kube
