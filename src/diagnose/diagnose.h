@@ -91,6 +91,7 @@ struct PodLife {
   std::string name;
   std::optional<record::Micros> created, ready, first_success, deletion, prestop_started,
       prestop_finished, signal, kill, exited;
+  std::optional<int> stop_signal;  // the signal number sent at `signal` (15 = TERM)
   std::optional<int> exit_code;    // when it exited normally
   std::optional<int> exit_signal;  // when a signal ended it
   std::vector<record::Micros> liveness_restarts;

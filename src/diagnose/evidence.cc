@@ -1,0 +1,337 @@
+#include "diagnose/evidence.h"
+
+#include <algorithm>
+#include <csignal>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace zerodrop::diagnose {
+namespace {
+
+using record::Hole;
+using record::Outcome;
+using record::RequestRecord;
+
+Micros send_time(const RequestRecord& r) {
+  return r.sent.value_or(r.intended);
+}
+
+// The failures of one hole, as records, with what the rules found.
+struct Group {
+  Hole hole;
+  std::vector<const RequestRecord*> requests;
+  std::vector<const RequestDiagnosis*> diagnoses;
+};
+
+std::string signal_name(std::optional<int> signal) {
+  switch (signal.value_or(SIGTERM)) {
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGINT:
+      return "SIGINT";
+    case SIGQUIT:
+      return "SIGQUIT";
+    case SIGHUP:
+      return "SIGHUP";
+    case SIGUSR1:
+      return "SIGUSR1";
+    case SIGUSR2:
+      return "SIGUSR2";
+    case SIGKILL:
+      return "SIGKILL";
+    default:
+      return fmt::format("signal {}", *signal);
+  }
+}
+
+std::string classes_text(const std::vector<const RequestRecord*>& requests) {
+  std::map<std::string_view, int> counts;
+  for (const RequestRecord* r : requests) {
+    ++counts[record::to_string(r->outcome)];
+  }
+  std::vector<std::pair<std::string_view, int>> sorted(counts.begin(), counts.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string text;
+  for (const auto& [name, n] : sorted) {
+    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", name, n);
+  }
+  return text;
+}
+
+// The pod with the most failures of the group, its failures, and a clause for the others.
+struct TopPod {
+  std::string name;
+  std::vector<const RequestRecord*> requests;
+  std::string others;  // "; 35 more at pods web-0, web-1" or empty
+};
+
+TopPod top_pod(const Group& g) {
+  std::map<std::string, std::vector<const RequestRecord*>> by_pod;
+  for (const RequestRecord* r : g.requests) {
+    by_pod[r->backend].push_back(r);
+  }
+  auto top = std::max_element(by_pod.begin(), by_pod.end(), [](const auto& a, const auto& b) {
+    return a.second.size() < b.second.size();
+  });
+  TopPod t{top->first, top->second, {}};
+  std::vector<std::string> rest;
+  for (const auto& [pod, list] : by_pod) {
+    if (pod != t.name) {
+      rest.push_back(pod.empty() ? "(unknown)" : pod);
+    }
+  }
+  if (!rest.empty()) {
+    t.others = fmt::format("; {} more at pod{} {}", g.requests.size() - t.requests.size(),
+                           rest.size() > 1 ? "s" : "", fmt::join(rest, ", "));
+  }
+  return t;
+}
+
+// The latest termination update among the routers that carried `requests` to `pod`.
+std::optional<std::pair<std::string, Micros>> last_update(
+    const Facts& facts, const std::string& pod, const std::vector<const RequestRecord*>& requests) {
+  std::set<std::string> routers;
+  for (const RequestRecord* r : requests) {
+    routers.insert(r->router);
+  }
+  std::optional<std::pair<std::string, Micros>> last;
+  for (const std::string& router : routers) {
+    auto t = facts.termination_applied(router, pod);
+    if (t && (!last || *t > last->second)) {
+      last = std::make_pair(router, *t);
+    }
+  }
+  return last;
+}
+
+std::string deregistration_evidence(const Group& g, const Facts& facts) {
+  TopPod top = top_pod(g);
+  const PodLife* life = facts.pod(top.name);
+  bool refused = std::all_of(top.requests.begin(), top.requests.end(),
+                             [](auto* r) { return r->outcome == Outcome::connect_refused; });
+  std::string what =
+      refused ? fmt::format("{} connections refused by pod {}", top.requests.size(), top.name)
+              : fmt::format("{} requests to pod {} failed ({})", top.requests.size(), top.name,
+                            classes_text(top.requests));
+  std::string from =
+      life && life->signal
+          ? fmt::format("{} at {}", signal_name(life->stop_signal), seconds_text(*life->signal))
+      : life && life->exited ? fmt::format("its exit at {}", seconds_text(*life->exited))
+                             : std::string("its stop");
+  auto update = last_update(facts, top.name, top.requests);
+  std::string to =
+      update ? fmt::format("router {}'s update at {}", update->first, seconds_text(update->second))
+             : std::string("any router's update (none recorded)");
+  return fmt::format("{} between {} and {}{}", what, from, to, top.others);
+}
+
+std::string no_drain_evidence(const Group& g, const Facts& facts) {
+  TopPod top = top_pod(g);
+  const PodLife* life = facts.pod(top.name);
+  std::string how;
+  if (life && life->exited) {
+    std::string status = life->exit_signal
+                             ? fmt::format("killed by {}", signal_name(life->exit_signal))
+                             : fmt::format("exit code {}", life->exit_code.value_or(0));
+    how = fmt::format("when it exited at {} ({})", seconds_text(*life->exited), status);
+    if (life->signal) {
+      how += fmt::format(", {} after {}", seconds_text(*life->exited - *life->signal),
+                         signal_name(life->stop_signal));
+    }
+  } else if (life && life->signal) {
+    how =
+        fmt::format("after {} at {}", signal_name(life->stop_signal), seconds_text(*life->signal));
+  }
+  return fmt::format("{} requests in flight at pod {} broke {} ({}){}", top.requests.size(),
+                     top.name, how, classes_text(top.requests), top.others);
+}
+
+std::string grace_evidence(const Group& g, const Facts& facts, const std::string& drain) {
+  TopPod top = top_pod(g);
+  const PodLife* life = facts.pod(top.name);
+  std::string when;
+  if (life && life->kill) {
+    when = fmt::format(" by SIGKILL at {}", seconds_text(*life->kill));
+    if (life->deletion) {
+      when +=
+          fmt::format(", {} after its deletion at {}", seconds_text(*life->kill - *life->deletion),
+                      seconds_text(*life->deletion));
+    }
+  }
+  std::string longest = drain.empty() ? std::string() : fmt::format("; {}", drain);
+  return fmt::format("{} requests in flight at pod {} were cut{}{}{}", top.requests.size(),
+                     top.name, when, top.others, longest);
+}
+
+std::string keepalive_evidence(const Group& g, const Facts& facts) {
+  TopPod top = top_pod(g);
+  const PodLife* life = facts.pod(top.name);
+  Micros first = send_time(*top.requests.front());
+  Micros last = first;
+  for (const RequestRecord* r : top.requests) {
+    first = std::min(first, send_time(*r));
+    last = std::max(last, send_time(*r));
+  }
+  auto update = last_update(facts, top.name, top.requests);
+  std::string removed = update ? fmt::format(", after router {} had removed it at {}",
+                                             update->first, seconds_text(update->second))
+                               : std::string();
+  std::string exited = life && life->exited
+                           ? fmt::format("; it exited at {}", seconds_text(*life->exited))
+                           : std::string();
+  return fmt::format(
+      "{} requests on reused keep-alive connections to pod {} failed ({}) between "
+      "{} and {}{}{}{}",
+      top.requests.size(), top.name, classes_text(top.requests), seconds_text(first),
+      seconds_text(last), removed, exited, top.others);
+}
+
+std::string readiness_evidence(const Group& g, const Facts& facts, const RuleContext& context) {
+  TopPod top = top_pod(g);
+  const PodLife* life = facts.pod(top.name);
+  std::string window;
+  if (life && life->ready && life->first_success) {
+    window = fmt::format(" between its Ready at {} and its first successful response at {}",
+                         seconds_text(*life->ready), seconds_text(*life->first_success));
+  } else if (life && life->ready) {
+    window = fmt::format(" after its Ready at {}; it never answered successfully",
+                         seconds_text(*life->ready));
+  } else {
+    window = " before its readiness probe passed";
+  }
+  std::string probe = context.readiness.empty()
+                          ? std::string()
+                          : fmt::format(" (readiness probe: {})", context.readiness);
+  return fmt::format("{} requests to pod {} failed ({}){}{}{}", top.requests.size(), top.name,
+                     classes_text(top.requests), window, probe, top.others);
+}
+
+std::string times_text(const Group& g) {
+  Micros first = send_time(*g.requests.front());
+  Micros last = first;
+  for (const RequestRecord* r : g.requests) {
+    first = std::min(first, send_time(*r));
+    last = std::max(last, send_time(*r));
+  }
+  return fmt::format("between {} and {}", seconds_text(first), seconds_text(last));
+}
+
+std::string capacity_evidence(const Group& g, int min_ready, const RuleContext& context) {
+  std::string of = context.replicas ? fmt::format(" of {}", *context.replicas) : std::string();
+  return fmt::format("{} requests failed ({}) {} while as few as {}{} replicas were Ready",
+                     g.requests.size(), classes_text(g.requests), times_text(g), min_ready, of);
+}
+
+std::string liveness_evidence(const Group& g, const Facts& facts) {
+  TopPod top = top_pod(g);
+  const PodLife* life = facts.pod(top.name);
+  std::string when;
+  if (life && !life->liveness_restarts.empty()) {
+    when = fmt::format(" after the liveness probe restarted it at {}",
+                       seconds_text(life->liveness_restarts.front()));
+    if (life->deletion) {
+      when += fmt::format(", {} into its termination",
+                          seconds_text(life->liveness_restarts.front() - *life->deletion));
+    }
+  }
+  return fmt::format("{} requests at pod {} failed ({}){}{}", top.requests.size(), top.name,
+                     classes_text(top.requests), when, top.others);
+}
+
+std::string unexplained_evidence(const Group& g) {
+  std::map<std::string, int> reasons;
+  for (const RequestDiagnosis* d : g.diagnoses) {
+    ++reasons[d->reason];
+  }
+  auto top = std::max_element(reasons.begin(), reasons.end(),
+                              [](const auto& a, const auto& b) { return a.second < b.second; });
+  return fmt::format("{} failures no rule explains ({}); most common: {} ({})", g.requests.size(),
+                     classes_text(g.requests), top->first, top->second);
+}
+
+std::string evidence_for(const Group& g, const Facts& facts, const RuleContext& context,
+                         int min_ready) {
+  switch (g.hole) {
+    case Hole::deregistration_race:
+      return deregistration_evidence(g, facts);
+    case Hole::no_drain:
+      return no_drain_evidence(g, facts);
+    case Hole::grace_overrun:
+      return grace_evidence(g, facts, context.drain_evidence);
+    case Hole::keepalive_stale:
+      return keepalive_evidence(g, facts);
+    case Hole::readiness_lies:
+      return readiness_evidence(g, facts, context);
+    case Hole::capacity_dip:
+      return capacity_evidence(g, min_ready, context);
+    case Hole::liveness_kills_drain:
+      return liveness_evidence(g, facts);
+    case Hole::unexplained:
+      break;
+  }
+  return unexplained_evidence(g);
+}
+
+HoleSummary summary_of(const Group& g, const Facts& facts, const RuleContext& context,
+                       int min_ready) {
+  HoleSummary s;
+  s.hole = g.hole;
+  s.requests = g.requests.size();
+  s.first = send_time(*g.requests.front());
+  s.last = s.first;
+  std::set<std::string> pods, routers;
+  for (const RequestRecord* r : g.requests) {
+    s.first = std::min(s.first, send_time(*r));
+    s.last = std::max(s.last, send_time(*r));
+    if (!r->backend.empty()) {
+      pods.insert(r->backend);
+    }
+    if (!r->router.empty()) {
+      routers.insert(r->router);
+    }
+  }
+  s.pods.assign(pods.begin(), pods.end());
+  s.routers.assign(routers.begin(), routers.end());
+  s.evidence = evidence_for(g, facts, context, min_ready);
+  return s;
+}
+
+}  // namespace
+
+int min_ready_during(const record::RunRecord& run, const std::vector<RequestDiagnosis>& failures,
+                     Hole hole, const Facts& facts) {
+  std::optional<int> fewest;
+  for (const RequestDiagnosis& d : failures) {
+    if (d.hole == hole) {
+      int ready = facts.ready_pods_at(send_time(run.requests[d.index]));
+      fewest = std::min(fewest.value_or(ready), ready);
+    }
+  }
+  return fewest.value_or(0);
+}
+
+std::vector<HoleSummary> summarize(const record::RunRecord& run,
+                                   const std::vector<RequestDiagnosis>& failures,
+                                   const Facts& facts, const RuleContext& context) {
+  std::map<Hole, Group> groups;
+  for (const RequestDiagnosis& d : failures) {
+    Group& g = groups.try_emplace(d.hole, Group{d.hole, {}, {}}).first->second;
+    g.requests.push_back(&run.requests[d.index]);
+    g.diagnoses.push_back(&d);
+  }
+  std::vector<HoleSummary> holes;
+  for (const auto& [hole, group] : groups) {
+    int min_ready = min_ready_during(run, failures, hole, facts);
+    holes.push_back(summary_of(group, facts, context, min_ready));
+  }
+  std::stable_sort(holes.begin(), holes.end(), [](const HoleSummary& a, const HoleSummary& b) {
+    bool a_last = a.hole == Hole::unexplained, b_last = b.hole == Hole::unexplained;
+    return a_last != b_last ? b_last : a.requests > b.requests;
+  });
+  return holes;
+}
+
+}  // namespace zerodrop::diagnose

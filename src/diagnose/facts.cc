@@ -1,0 +1,231 @@
+#include "diagnose/facts.h"
+
+#include <algorithm>
+#include <csignal>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace zerodrop::diagnose {
+namespace {
+
+using record::Event;
+using record::EventKind;
+
+void set_first(std::optional<Micros>& slot, Micros t) {
+  if (!slot || t < *slot) {
+    slot = t;
+  }
+}
+
+// Signals, exits and preStop moments of the termination: the first at or after the deletion when
+// the pod was deleted (earlier ones belong to liveness restarts), else the first ever.
+bool belongs_to_termination(const PodLife& life, Micros t) {
+  return !life.deletion || t >= *life.deletion;
+}
+
+void apply_exit(PodLife& life, const Event& e) {
+  if (life.exited || !belongs_to_termination(life, e.t)) {
+    return;
+  }
+  life.exited = e.t;
+  life.exit_code = e.exit_code;
+  life.exit_signal = e.signal;
+}
+
+void apply_signal(PodLife& life, const Event& e) {
+  if (!belongs_to_termination(life, e.t)) {
+    return;
+  }
+  if (e.signal && *e.signal == SIGKILL) {
+    set_first(life.kill, e.t);
+  } else if (!life.signal || e.t < *life.signal) {
+    life.signal = e.t;
+    life.stop_signal = e.signal;
+  }
+}
+
+void apply_prestop(PodLife& life, const Event& e) {
+  if (!belongs_to_termination(life, e.t)) {
+    return;
+  }
+  if (e.kind == EventKind::prestop_started) {
+    set_first(life.prestop_started, e.t);
+  } else {
+    set_first(life.prestop_finished, e.t);
+    life.prestop_failed = life.prestop_failed || e.kind == EventKind::prestop_failed;
+  }
+}
+
+// Deletion first, so that the other moments can tell termination from liveness restarts.
+void apply_event(PodLife& life, const Event& e) {
+  switch (e.kind) {
+    case EventKind::pod_created:
+      set_first(life.created, e.t);
+      break;
+    case EventKind::pod_ready:
+      set_first(life.ready, e.t);
+      break;
+    case EventKind::liveness_restart:
+      life.liveness_restarts.push_back(e.t);
+      break;
+    case EventKind::prestop_started:
+    case EventKind::prestop_finished:
+    case EventKind::prestop_failed:
+      apply_prestop(life, e);
+      break;
+    case EventKind::signal_sent:
+      apply_signal(life, e);
+      break;
+    case EventKind::pod_exited:
+      apply_exit(life, e);
+      break;
+    default:
+      break;
+  }
+}
+
+bool marks_termination(const Event& e) {
+  return !e.conditions || e.conditions->terminating || !e.conditions->ready;
+}
+
+}  // namespace
+
+Facts::Facts(const record::RunRecord& run) {
+  std::vector<Event> events = run.events;
+  std::stable_sort(events.begin(), events.end(),
+                   [](const Event& a, const Event& b) { return a.t < b.t; });
+  std::set<std::string> routers;
+  for (const Event& e : events) {
+    if (!e.pod.empty() && !pod_index_.contains(e.pod)) {
+      pod_index_.emplace(e.pod, pods_.size());
+      pods_.push_back(PodLife{.name = e.pod});
+    }
+    if (e.kind == EventKind::deletion_started && !e.pod.empty()) {
+      set_first(pods_[pod_index_.find(e.pod)->second].deletion, e.t);
+    } else if (e.kind == EventKind::router_applied) {
+      applies_.push_back(e);
+      routers.insert(e.router);
+    } else if (e.kind == EventKind::router_refused) {
+      refusals_.push_back(e);
+    } else if (e.kind == EventKind::rollout_started) {
+      set_first(rollout_started_, e.t);
+    } else if (e.kind == EventKind::rollout_finished) {
+      rollout_finished_ = e.t;
+    }
+  }
+  for (const Event& e : events) {
+    if (!e.pod.empty()) {
+      apply_event(pods_[pod_index_.find(e.pod)->second], e);
+    }
+  }
+  for (const record::RequestRecord& r : run.requests) {
+    auto it = pod_index_.find(r.backend);
+    if (!r.failed && it != pod_index_.end()) {
+      set_first(pods_[it->second].first_success, r.sent.value_or(r.intended));
+    }
+  }
+  routers_.assign(routers.begin(), routers.end());
+}
+
+const PodLife* Facts::pod(std::string_view name) const {
+  auto it = pod_index_.find(name);
+  return it == pod_index_.end() ? nullptr : &pods_[it->second];
+}
+
+std::optional<Micros> Facts::termination_applied(std::string_view router,
+                                                 std::string_view pod_name) const {
+  const PodLife* life = pod(pod_name);
+  if (!life || !life->deletion) {
+    return std::nullopt;
+  }
+  for (const Event& e : applies_) {
+    if (e.router == router && e.pod == pod_name && e.t >= *life->deletion && marks_termination(e)) {
+      return e.t;
+    }
+  }
+  return std::nullopt;
+}
+
+bool Facts::refused_between(std::string_view router, std::string_view pod_name, Micros from,
+                            Micros to) const {
+  return std::any_of(refusals_.begin(), refusals_.end(), [&](const Event& e) {
+    return e.pod == pod_name && (router.empty() || e.router == router) && e.t >= from && e.t <= to;
+  });
+}
+
+int Facts::ready_pods_at(Micros t) const {
+  return static_cast<int>(std::count_if(pods_.begin(), pods_.end(), [t](const PodLife& p) {
+    return p.ready && *p.ready <= t && !(p.deletion && *p.deletion <= t)
+           && !(p.exited && *p.exited <= t);
+  }));
+}
+
+std::optional<int> Facts::ready_endpoints_on(std::string_view router, Micros t) const {
+  std::map<std::string, bool, std::less<>> ready;
+  bool seen = false;
+  for (const Event& e : applies_) {
+    if (e.t > t) {
+      break;
+    }
+    if (e.router == router) {
+      seen = true;
+      ready[e.pod] = e.conditions && e.conditions->ready;
+    }
+  }
+  if (!seen) {
+    return std::nullopt;
+  }
+  return static_cast<int>(
+      std::count_if(ready.begin(), ready.end(), [](const auto& kv) { return kv.second; }));
+}
+
+Propagation Facts::propagation() const {
+  Propagation p;
+  for (const PodLife& life : pods_) {
+    for (const std::string& router : routers_) {
+      if (auto applied = termination_applied(router, life.name)) {
+        p.samples.push_back({life.name, router, *life.deletion, *applied});
+      }
+    }
+  }
+  std::vector<Micros> delays;
+  for (const PropagationSample& s : p.samples) {
+    delays.push_back(s.delay());
+  }
+  std::sort(delays.begin(), delays.end());
+  if (!delays.empty()) {
+    p.max = delays.back();
+    p.p50 = delays[(delays.size() - 1) / 2];
+  }
+  return p;
+}
+
+std::string seconds_text(Micros t) {
+  return fmt::format("{:.2f} s", std::chrono::duration<double>(t).count());
+}
+
+BackendState state_at(const PodLife& life, Micros t) {
+  if (life.kill && t >= *life.kill) {
+    return BackendState::killed;
+  }
+  if (life.exited && t >= *life.exited) {
+    return life.exit_signal && *life.exit_signal == SIGKILL ? BackendState::killed
+                                                            : BackendState::exited;
+  }
+  if (life.signal && t >= *life.signal) {
+    return BackendState::after_signal;
+  }
+  if (life.deletion && t >= *life.deletion) {
+    return BackendState::prestop;
+  }
+  if (!life.ready || t < *life.ready) {
+    return BackendState::starting;
+  }
+  if (!life.first_success || t < *life.first_success) {
+    return BackendState::warming;
+  }
+  return BackendState::serving;
+}
+
+}  // namespace zerodrop::diagnose

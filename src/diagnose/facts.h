@@ -1,0 +1,65 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diagnose/diagnose.h"
+#include "record/run_record.h"
+
+namespace zerodrop::diagnose {
+
+using record::Micros;
+
+// Everything the attribution rules ask of a run's events, indexed once. Internal to diagnose.
+class Facts {
+public:
+  explicit Facts(const record::RunRecord& run);
+
+  const std::vector<PodLife>& pods() const { return pods_; }
+
+  const PodLife* pod(std::string_view name) const;
+
+  // When `router` first applied `pod`'s termination (terminating, not ready, or removed) at or
+  // after its deletion; nullopt if it never did in the record.
+  std::optional<Micros> termination_applied(std::string_view router, std::string_view pod) const;
+
+  // Whether `router` recorded a refused connection to `pod` within [from, to].
+  bool refused_between(std::string_view router, std::string_view pod, Micros from, Micros to) const;
+
+  // Pods Ready by their probe, not deleted and not exited at `t` (the truth, not a router's view).
+  int ready_pods_at(Micros t) const;
+
+  // Endpoints `router` saw as ready at `t` (its last applied conditions); nullopt when the record
+  // has no router_applied event for it at all.
+  std::optional<int> ready_endpoints_on(std::string_view router, Micros t) const;
+
+  // Routers named by router_applied events, sorted.
+  const std::vector<std::string>& routers() const { return routers_; }
+
+  // Every termination's apply time on every router that applied it.
+  Propagation propagation() const;
+
+  // The rollout's first and last moment, when the record has them.
+  std::optional<Micros> rollout_started() const { return rollout_started_; }
+
+  std::optional<Micros> rollout_finished() const { return rollout_finished_; }
+
+private:
+  std::vector<PodLife> pods_;
+  std::map<std::string, size_t, std::less<>> pod_index_;
+  std::vector<record::Event> applies_;   // router_applied, in time order
+  std::vector<record::Event> refusals_;  // router_refused, in time order
+  std::vector<std::string> routers_;
+  std::optional<Micros> rollout_started_, rollout_finished_;
+};
+
+// "4.31 s": how every time in a diagnosis reads (seconds since the run's start).
+std::string seconds_text(Micros t);
+
+// What `life` was doing at `t` (see BackendState).
+BackendState state_at(const PodLife& life, Micros t);
+
+}  // namespace zerodrop::diagnose

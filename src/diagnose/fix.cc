@@ -1,0 +1,294 @@
+#include "diagnose/fix.h"
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "base/duration.h"
+#include "base/error.h"
+#include "diagnose/facts.h"
+
+namespace zerodrop::diagnose {
+namespace {
+
+using record::Hole;
+
+constexpr int kNativeSleepMinor = 30;  // preStop.sleep is beta (on by default) from v1.30
+
+std::string scenario_value(const FixInputs& in, const std::string& key) {
+  if (!in.scenario) {
+    return {};
+  }
+  auto it = in.scenario->find(key);
+  return it == in.scenario->end() ? std::string() : it->second;
+}
+
+// A duration setting of the scenario ("5s"), or nullopt when absent or unreadable.
+std::optional<Micros> scenario_duration(const FixInputs& in, const std::string& key) {
+  std::string text = scenario_value(in, key);
+  if (text.starts_with("sleep:")) {
+    text = text.substr(6);
+  }
+  try {
+    return text.empty()
+               ? std::nullopt
+               : std::optional(std::chrono::duration_cast<Micros>(parse_duration(text, key)));
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+Micros margin(const FixInputs& in) {
+  return in.options.margin;
+}
+
+std::string secs(Micros t) {
+  return format_duration(t);
+}
+
+// The preStop delay to recommend: measured propagation + margin, never below the current one.
+std::optional<int> prestop_seconds(const FixInputs& in) {
+  if (in.propagation.samples.empty()) {
+    return std::nullopt;
+  }
+  int needed = whole_seconds_up(in.propagation.max + margin(in));
+  auto current = scenario_duration(in, "prestop");
+  return current ? std::max(needed, whole_seconds_up(*current)) : needed;
+}
+
+// terminationGracePeriodSeconds: preStop + longest drain + margin, never below the current one.
+int grace_seconds(const FixInputs& in, int prestop) {
+  Micros drain = in.longest_drain.value_or(Micros{0});
+  int needed = whole_seconds_up(std::chrono::seconds(prestop) + drain + margin(in));
+  auto current = scenario_duration(in, "grace");
+  return current ? std::max(needed, whole_seconds_up(*current)) : needed;
+}
+
+std::string grace_why(const FixInputs& in, int prestop, int grace) {
+  std::string drain = in.longest_drain ? fmt::format("longest observed drain {} ({})",
+                                                     secs(*in.longest_drain), in.drain_evidence)
+                                       : std::string("no drain observed (0 s)");
+  std::string line = fmt::format(
+      "terminationGracePeriodSeconds ≥ preStop {} s + {} + margin {} "
+      "= {} s (rounded up)",
+      prestop, drain, secs(margin(in)), grace);
+  if (auto current = scenario_duration(in, "grace");
+      current && whole_seconds_up(*current) == grace) {
+    line += "; the current grace already covers it";
+  }
+  return line;
+}
+
+std::string prestop_snippet(const FixInputs& in, int prestop, int grace) {
+  std::string hook =
+      k8s_minor(in.options.k8s_version) >= kNativeSleepMinor
+          ? fmt::format("        sleep:\n          seconds: {}\n", prestop)
+          : fmt::format("        exec:\n          command: [\"sleep\", \"{}\"]\n", prestop);
+  return fmt::format(
+      "# Deployment spec.template.spec\n"
+      "terminationGracePeriodSeconds: {}\n"
+      "containers:\n"
+      "  - name: {}\n"
+      "    lifecycle:\n"
+      "      preStop:\n"
+      "{}",
+      grace, in.options.container, hook);
+}
+
+std::string exec_warning(const FixInputs& in, int prestop) {
+  if (k8s_minor(in.options.k8s_version) >= kNativeSleepMinor) {
+    return {};
+  }
+  return fmt::format(
+      "Kubernetes {} has no native preStop.sleep (beta from 1.30): the exec hook needs a `sleep` "
+      "binary in the image, and distroless and scratch images have none: the hook fails and "
+      "SIGTERM comes at once; copy a static sleeper in (`zerodrop sleep {}`).",
+      in.options.k8s_version, prestop);
+}
+
+// preStop + grace: the fix for every hole that needs the pod alive until routers have updated.
+Fix prestop_fix(const FixInputs& in) {
+  Fix fix;
+  auto prestop = prestop_seconds(in);
+  if (!prestop) {
+    fix.summary = "preStop sleep longer than the routers' propagation";
+    fix.why =
+        "no router update was recorded, so the propagation was not measured; estimate it "
+        "with `zerodrop sim` and add a margin";
+    return fix;
+  }
+  int grace = grace_seconds(in, *prestop);
+  fix.summary =
+      fmt::format("preStop sleep {} s, terminationGracePeriodSeconds {}", *prestop, grace);
+  fix.why = fmt::format(
+      "preStop ≥ longest observed propagation {} (of {} router updates) + margin "
+      "{}, rounded up to {} s; {}",
+      secs(in.propagation.max), in.propagation.samples.size(), secs(margin(in)), *prestop,
+      grace_why(in, *prestop, grace));
+  fix.snippet = prestop_snippet(in, *prestop, grace);
+  fix.warning = exec_warning(in, *prestop);
+  return fix;
+}
+
+Fix deregistration_fix(const FixInputs& in) {
+  Fix fix = prestop_fix(in);
+  fix.steps = {
+      "Keep the listener open at SIGTERM: the preStop delay has already let routers update, so "
+      "new connections have stopped arriving.",
+      "Then drain: finish in-flight requests, close idle connections, exit."};
+  return fix;
+}
+
+Fix no_drain_fix(const FixInputs& in) {
+  Fix fix = prestop_fix(in);
+  fix.steps = {"On SIGTERM do not exit: keep serving what arrives (routers may still be updating).",
+               "Stop accepting, answer the remaining requests with `Connection: close`.",
+               "Wait for every in-flight request to finish, with a deadline below "
+               "terminationGracePeriodSeconds minus the preStop delay.",
+               "Exit."};
+  return fix;
+}
+
+Fix grace_fix(const FixInputs& in) {
+  Fix fix;
+  int prestop = prestop_seconds(in).value_or(
+      whole_seconds_up(scenario_duration(in, "prestop").value_or(Micros{0})));
+  int grace = grace_seconds(in, prestop);
+  fix.summary = fmt::format("terminationGracePeriodSeconds {}", grace);
+  fix.why = grace_why(in, prestop, grace);
+  fix.snippet =
+      fmt::format("# Deployment spec.template.spec\nterminationGracePeriodSeconds: {}\n", grace);
+  fix.steps = {
+      "Bound the app's own drain deadline below terminationGracePeriodSeconds minus the "
+      "preStop delay, so it exits before SIGKILL instead of being cut."};
+  return fix;
+}
+
+Fix keepalive_fix(const FixInputs& in) {
+  Fix fix = prestop_fix(in);
+  fix.summary =
+      "close keep-alive connections on shutdown (`Connection: close`, GOAWAY); " + fix.summary;
+  fix.steps = {
+      "Keep serving through the preStop delay: routers stop opening new connections meanwhile.",
+      "From SIGTERM, answer every response with `Connection: close` (HTTP/2: send GOAWAY) so "
+      "clients reconnect through the updated routers.",
+      "Close idle keep-alive connections (after a short idle check, to avoid the idle-close "
+      "race with a request already on the wire).",
+      "Wait for in-flight requests, then exit before the grace period ends."};
+  return fix;
+}
+
+Fix readiness_fix(const FixInputs& in) {
+  Fix fix;
+  std::string probe = scenario_value(in, "readiness");
+  std::string path = probe.starts_with("http:") ? probe.substr(5) : "/readyz";
+  std::string port = scenario_value(in, "readiness_port");
+  port = port.empty() ? scenario_value(in, "port") : port;
+  port = port.empty() ? "http" : port;
+  fix.summary = fmt::format("readiness httpGet {} instead of {}", path,
+                            probe.empty() ? "the current probe" : probe);
+  fix.why =
+      "a TCP probe passes as soon as the port listens; only an HTTP probe that answers 200 "
+      "when the app can serve keeps new pods out until then";
+  fix.snippet = fmt::format(
+      "# Deployment spec.template.spec.containers[]\n"
+      "readinessProbe:\n"
+      "  httpGet:\n"
+      "    path: {}\n"
+      "    port: {}\n"
+      "  periodSeconds: 1\n"
+      "  failureThreshold: 1\n",
+      path, port);
+  fix.steps = {
+      fmt::format("Serve {} with 200 only once the app can answer real requests "
+                  "(warm-up done), 503 before and from SIGTERM on.",
+                  path)};
+  return fix;
+}
+
+Fix capacity_fix(const FixInputs& in) {
+  Fix fix;
+  fix.summary = "maxUnavailable 0, maxSurge 1";
+  std::string current = scenario_value(in, "max_unavailable");
+  fix.why = fmt::format(
+      "{} Ready replicas remained{}{}; with maxUnavailable 0 an old pod leaves "
+      "only after its replacement is Ready",
+      in.min_ready, in.replicas ? fmt::format(" of {}", *in.replicas) : std::string(),
+      current.empty() ? std::string() : fmt::format(" (maxUnavailable {})", current));
+  fix.snippet =
+      "# Deployment spec\n"
+      "strategy:\n"
+      "  type: RollingUpdate\n"
+      "  rollingUpdate:\n"
+      "    maxUnavailable: 0\n"
+      "    maxSurge: 1\n";
+  return fix;
+}
+
+Fix liveness_fix(const FixInputs& in) {
+  Fix fix;
+  int prestop = prestop_seconds(in).value_or(
+      whole_seconds_up(scenario_duration(in, "prestop").value_or(Micros{0})));
+  int grace = grace_seconds(in, prestop);
+  int period = 10;
+  int threshold = grace / period + 1;
+  fix.summary = fmt::format("liveness failureThreshold {} × periodSeconds {} > grace {} s",
+                            threshold, period, grace);
+  fix.why =
+      "a liveness probe that fails while the pod drains kills it mid-request; its failure "
+      "window must outlast the grace period";
+  fix.snippet = fmt::format(
+      "# Deployment spec.template.spec.containers[]\n"
+      "livenessProbe:\n"
+      "  httpGet:\n"
+      "    path: /healthz\n"
+      "    port: {}\n"
+      "  periodSeconds: {}\n"
+      "  failureThreshold: {}\n",
+      scenario_value(in, "port").empty() ? "http" : scenario_value(in, "port"), period, threshold);
+  fix.steps = {
+      "Keep the liveness endpoint answering 200 during shutdown; only readiness fails "
+      "from SIGTERM on."};
+  return fix;
+}
+
+}  // namespace
+
+int k8s_minor(const std::string& version) {
+  static const std::regex pattern(R"(v?1\.(\d+)(\.\d+)?)");
+  std::smatch m;
+  if (!std::regex_match(version, m, pattern)) {
+    throw Error(fmt::format("--k8s-version: expected a version like 1.30, got '{}'", version));
+  }
+  return std::stoi(m[1].str());
+}
+
+int whole_seconds_up(record::Micros t) {
+  return static_cast<int>(std::ceil(std::chrono::duration<double>(t).count() - 1e-9));
+}
+
+Fix fix_for(Hole hole, const FixInputs& in) {
+  switch (hole) {
+    case Hole::deregistration_race:
+      return deregistration_fix(in);
+    case Hole::no_drain:
+      return no_drain_fix(in);
+    case Hole::grace_overrun:
+      return grace_fix(in);
+    case Hole::keepalive_stale:
+      return keepalive_fix(in);
+    case Hole::readiness_lies:
+      return readiness_fix(in);
+    case Hole::capacity_dip:
+      return capacity_fix(in);
+    case Hole::liveness_kills_drain:
+      return liveness_fix(in);
+    case Hole::unexplained:
+      break;
+  }
+  return Fix{.summary = "no rollout fix applies; read the failed requests and the pod logs"};
+}
+
+}  // namespace zerodrop::diagnose

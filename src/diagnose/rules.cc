@@ -1,0 +1,264 @@
+#include "diagnose/rules.h"
+
+#include <csignal>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace zerodrop::diagnose {
+namespace {
+
+using record::Hole;
+using record::Outcome;
+using record::RequestRecord;
+
+// The lab records an exit when it reaps the process; the client may see the broken connection a
+// little earlier. Events this close to a request's end count as simultaneous.
+constexpr Micros kTolerance{50'000};
+constexpr Micros kNever{std::numeric_limits<Micros::rep>::max()};
+
+// A connection that broke after the request was written (the server accepted it).
+bool broke(Outcome o) {
+  return o == Outcome::reset_before_response || o == Outcome::closed_before_response
+         || o == Outcome::reset_during_response || o == Outcome::truncated_response
+         || o == Outcome::http_502;
+}
+
+bool overload_sign(Outcome o) {
+  return o == Outcome::timeout || o == Outcome::connect_timeout || o == Outcome::http_503
+         || o == Outcome::http_504;
+}
+
+Micros send_time(const RequestRecord& r) {
+  return r.sent.value_or(r.intended);
+}
+
+// Everything one rule looks at, computed once per request.
+struct Case {
+  const RequestRecord& r;
+  const PodLife& life;
+  const Facts& facts;
+  const RuleContext& context;
+  Micros t;
+  BackendState state;
+  std::optional<Micros> applied;  // when r's router applied the backend's termination
+  bool router_applied;
+};
+
+RequestDiagnosis make(const Case& c, Hole hole, std::string reason) {
+  return {0, hole, c.state, c.router_applied, std::move(reason)};
+}
+
+std::string router_name(const RequestRecord& r) {
+  return r.router.empty() ? std::string("its router") : fmt::format("router {}", r.router);
+}
+
+// The termination apply time that counts for `r`: its router's, or, when the router is unknown,
+// the last router's (the pod had then left every list).
+std::optional<Micros> applied_for(const RequestRecord& r, const Facts& facts) {
+  if (!r.router.empty()) {
+    return facts.termination_applied(r.router, r.backend);
+  }
+  std::optional<Micros> last;
+  for (const std::string& router : facts.routers()) {
+    auto t = facts.termination_applied(router, r.backend);
+    if (!t) {
+      return std::nullopt;
+    }
+    last = std::max(last.value_or(*t), *t);
+  }
+  return last;
+}
+
+std::optional<RequestDiagnosis> liveness_rule(const Case& c) {
+  for (Micros restart : c.life.liveness_restarts) {
+    bool near = c.r.done + kTolerance >= restart && c.t <= restart + std::chrono::seconds(2);
+    if (!near) {
+      continue;
+    }
+    if (c.life.deletion && restart >= *c.life.deletion) {
+      return make(c, Hole::liveness_kills_drain,
+                  fmt::format("the liveness probe restarted pod {} at {} while it drained "
+                              "(deletion at {})",
+                              c.life.name, seconds_text(restart), seconds_text(*c.life.deletion)));
+    }
+    return make(c, Hole::unexplained,
+                fmt::format("the liveness probe restarted pod {} at {}, outside any termination",
+                            c.life.name, seconds_text(restart)));
+  }
+  return std::nullopt;
+}
+
+std::optional<Micros> kill_time(const PodLife& life) {
+  if (life.kill) {
+    return life.kill;
+  }
+  if (life.exit_signal && *life.exit_signal == SIGKILL) {
+    return life.exited;
+  }
+  return std::nullopt;
+}
+
+std::optional<RequestDiagnosis> kill_rule(const Case& c) {
+  auto kill = kill_time(c.life);
+  if (!kill || !c.r.sent || *c.r.sent > *kill || c.r.done + kTolerance < *kill) {
+    return std::nullopt;
+  }
+  std::string since = c.life.deletion ? fmt::format(", {} after its deletion",
+                                                    seconds_text(*kill - *c.life.deletion))
+                                      : std::string();
+  return make(c, Hole::grace_overrun,
+              fmt::format("in flight at pod {} when SIGKILL came at {}{}", c.life.name,
+                          seconds_text(*kill), since));
+}
+
+std::optional<RequestDiagnosis> refusal_rule(const Case& c) {
+  bool refused = c.r.outcome == Outcome::connect_refused
+                 || (c.r.connection == record::Connection::fresh
+                     && c.facts.refused_between(c.r.router, c.life.name, c.t - kTolerance,
+                                                c.r.done + kTolerance));
+  if (!refused) {
+    return std::nullopt;
+  }
+  if (c.state == BackendState::starting || c.state == BackendState::warming) {
+    return make(c, Hole::readiness_lies,
+                fmt::format("refused by pod {} before it could serve", c.life.name));
+  }
+  if (c.state == BackendState::serving) {
+    return make(
+        c, Hole::unexplained,
+        fmt::format("refused by pod {} while it was serving and not terminating", c.life.name));
+  }
+  return std::nullopt;  // terminating: the state rules below decide
+}
+
+std::optional<RequestDiagnosis> in_flight_rule(const Case& c) {
+  Micros end = c.life.exited.value_or(kNever);
+  std::optional<Micros> stop = c.life.signal ? c.life.signal : c.life.exited;
+  if (!stop || !c.r.sent || !broke(c.r.outcome) || *c.r.sent >= end
+      || c.r.done + kTolerance < *stop) {
+    return std::nullopt;
+  }
+  if (c.r.connection == record::Connection::fresh
+      && c.facts.refused_between(c.r.router, c.life.name, c.t - kTolerance,
+                                 c.r.done + kTolerance)) {
+    return std::nullopt;
+  }
+  std::string how = c.life.exited ? fmt::format("when it exited at {}", seconds_text(end))
+                                  : fmt::format("after its stop signal at {}", seconds_text(*stop));
+  return make(c, Hole::no_drain, fmt::format("in flight at pod {}, broken {}", c.life.name, how));
+}
+
+std::optional<RequestDiagnosis> capacity_rule(const Case& c) {
+  if (!overload_sign(c.r.outcome) || !c.context.replicas) {
+    return std::nullopt;
+  }
+  int ready = c.facts.ready_pods_at(c.t);
+  if (ready >= *c.context.replicas) {
+    return std::nullopt;
+  }
+  return make(c, Hole::capacity_dip,
+              fmt::format("{} while {} of {} replicas were Ready", record::to_string(c.r.outcome),
+                          ready, *c.context.replicas));
+}
+
+// The pod had stopped serving (after its stop signal, exited or killed).
+RequestDiagnosis stopped_rule(const Case& c) {
+  std::string at = fmt::format("pod {} ({})", c.life.name, to_string(c.state));
+  if (!c.router_applied) {
+    std::string what =
+        c.r.connection == record::Connection::reused ? "reused connection" : "new connection";
+    return make(
+        c, Hole::deregistration_race,
+        fmt::format("{} to {} before {} applied its termination", what, at, router_name(c.r)));
+  }
+  if (c.r.connection == record::Connection::reused) {
+    return make(c, Hole::keepalive_stale,
+                fmt::format("reused keep-alive connection to {}, {} had removed it at {}", at,
+                            router_name(c.r), seconds_text(*c.applied)));
+  }
+  auto endpoints = c.facts.ready_endpoints_on(c.r.router, c.t);
+  if (endpoints && *endpoints == 0) {
+    return make(c, Hole::capacity_dip,
+                fmt::format("{} had no ready endpoint and fell back to terminating {}",
+                            router_name(c.r), at));
+  }
+  return make(
+      c, Hole::unexplained,
+      fmt::format("{} applied {}'s termination at {} yet sent it a new connection at {}",
+                  router_name(c.r), c.life.name, seconds_text(*c.applied), seconds_text(c.t)));
+}
+
+RequestDiagnosis state_rule(const Case& c) {
+  switch (c.state) {
+    case BackendState::starting:
+      return make(c, Hole::readiness_lies,
+                  fmt::format("sent to pod {} before its readiness probe passed", c.life.name));
+    case BackendState::warming:
+      return make(c, Hole::readiness_lies,
+                  fmt::format("pod {} was Ready at {} but had not served yet", c.life.name,
+                              seconds_text(*c.life.ready)));
+    case BackendState::after_signal:
+    case BackendState::exited:
+    case BackendState::killed:
+      return stopped_rule(c);
+    case BackendState::prestop:
+      return make(c, Hole::unexplained,
+                  fmt::format("{} at pod {} during its preStop, before any signal",
+                              record::to_string(c.r.outcome), c.life.name));
+    default:
+      break;
+  }
+  return make(c, Hole::unexplained,
+              fmt::format("{} at pod {} while it was serving and not terminating",
+                          record::to_string(c.r.outcome), c.life.name));
+}
+
+RequestDiagnosis without_backend(const RequestRecord& r, const Facts& facts,
+                                 const RuleContext& context) {
+  Micros t = send_time(r);
+  auto endpoints = r.router.empty() ? std::nullopt : facts.ready_endpoints_on(r.router, t);
+  if (endpoints && *endpoints == 0) {
+    return {0, Hole::capacity_dip, BackendState::unknown, false,
+            fmt::format("{} had no ready endpoint", router_name(r))};
+  }
+  int ready = facts.ready_pods_at(t);
+  if (context.replicas && ready < *context.replicas) {
+    return {0, Hole::capacity_dip, BackendState::unknown, false,
+            fmt::format("{} while {} of {} replicas were Ready", record::to_string(r.outcome),
+                        ready, *context.replicas)};
+  }
+  return {0, Hole::unexplained, BackendState::unknown, false,
+          fmt::format("{} with no backend pod recorded", record::to_string(r.outcome))};
+}
+
+}  // namespace
+
+RequestDiagnosis attribute(const RequestRecord& r, size_t index, const Facts& facts,
+                           const RuleContext& context) {
+  RequestDiagnosis d;
+  const PodLife* life = r.backend.empty() ? nullptr : facts.pod(r.backend);
+  if (r.backend.empty()) {
+    d = without_backend(r, facts, context);
+  } else if (!life) {
+    d = {0, record::Hole::unexplained, BackendState::unknown, false,
+         fmt::format("backend pod {} has no events in the record", r.backend)};
+  } else {
+    Micros t = send_time(r);
+    auto applied = applied_for(r, facts);
+    Case c{r, *life, facts, context, t, state_at(*life, t), applied, applied && *applied <= t};
+    // Most specific first: a liveness kill, a SIGKILL, a refusal, a request cut in flight, too
+    // few replicas, then what the backend's state at send time says.
+    std::optional<RequestDiagnosis> found = liveness_rule(c);
+    for (auto rule : {kill_rule, refusal_rule, in_flight_rule, capacity_rule}) {
+      if (!found) {
+        found = rule(c);
+      }
+    }
+    d = found ? *found : state_rule(c);
+  }
+  d.index = index;
+  return d;
+}
+
+}  // namespace zerodrop::diagnose

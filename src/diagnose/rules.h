@@ -1,0 +1,24 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "diagnose/diagnose.h"
+#include "diagnose/facts.h"
+#include "record/run_record.h"
+
+namespace zerodrop::diagnose {
+
+// What the rules and evidence need beyond the events: scenario settings and the drain measured.
+struct RuleContext {
+  std::optional<int> replicas;  // the scenario's replica count, when known
+  std::string readiness;        // the scenario's readiness probe ("tcp", "http:/readyz")
+  std::string drain_evidence;   // where the longest drain was measured
+};
+
+// Attributes one failed request to a hole (or `unexplained`, with the reason no rule matched).
+// `index` is the request's position in RunRecord::requests. Internal to diagnose.
+RequestDiagnosis attribute(const record::RequestRecord& request, size_t index, const Facts& facts,
+                           const RuleContext& context);
+
+}  // namespace zerodrop::diagnose
