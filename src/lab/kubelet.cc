@@ -1,0 +1,1 @@
+#include "lab/kubelet.h"

@@ -1,0 +1,70 @@
+#pragma once
+
+#include <signal.h>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/duration.h"
+#include "lab/kubelet.h"
+#include "lab/spec.h"
+#include "record/run_record.h"
+
+namespace boost::asio {
+class io_context;
+}  // namespace boost::asio
+
+namespace zerodrop::lab {
+
+class Recorder;
+
+// What every pod of the workload runs and how kubelet treats it.
+struct PodSpec {
+  std::vector<std::string> command;  // {port}, {ip}, {name} are replaced
+  uint16_t port = 8080;
+  HookSpec prestop;
+  Duration grace = std::chrono::seconds(30);
+  int stop_signal = SIGTERM;
+  ProbeSpec readiness;
+  ProbeSpec liveness;
+  Duration minimum_stop_grace = kMinimumStopGrace;     // kubelet's 2 s; tests may not change it
+  Duration restart_backoff = std::chrono::seconds(1);  // first restart delay, doubled up to 10 s
+};
+
+// One pod: its process, its probes and kubelet's termination sequence. Lives on the control
+// io_context's thread: every method must be called there. Records every step through the
+// Recorder and calls `on_change` after each change of ready / terminating / gone.
+class Pod {
+public:
+  Pod(boost::asio::io_context& io, Recorder& recorder, const PodSpec& spec, std::string name,
+      std::string ip, int revision, std::function<void()> on_change);
+  ~Pod();
+  Pod(const Pod&) = delete;
+  Pod& operator=(const Pod&) = delete;
+
+  // Spawns the process and starts the probes. Throws Error when the command cannot run.
+  void start();
+  // Kubelet's graceful deletion: preStop (counted against grace), stop signal, SIGKILL after
+  // max(2 s, grace - whole seconds of preStop). Idempotent.
+  void delete_pod();
+  // The end of the run: SIGKILL now and reap (recorded). Blocks only for the reap.
+  void kill_now(const std::string& why);
+
+  const std::string& name() const;
+  const std::string& ip() const;
+  int revision() const;
+  bool ready() const;
+  bool terminating() const;
+  bool gone() const;  // terminating and its process has exited: the pod object is deleted
+  // When it last became ready (recorder time), for minReadySeconds.
+  std::optional<record::Micros> ready_since() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace zerodrop::lab
