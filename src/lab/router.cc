@@ -1,0 +1,131 @@
+// Asio trips -Wnull-dereference at -O2 (false positives inside io_context; GCC 12).
+#pragma GCC diagnostic ignored "-Wnull-dereference"
+#include "lab/router.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "base/error.h"
+#include "lab/recorder.h"
+#include "lab/router_core.h"
+
+namespace zerodrop::lab {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+std::unique_ptr<Router> Router::start(const RouterOptions& options, Recorder* recorder) {
+  return options.dataplane == Dataplane::l4 ? start_l4(options, recorder)
+                                            : start_l7(options, recorder);
+}
+
+RouterCore::RouterCore(const RouterOptions& options, Recorder* recorder)
+    : acceptor_(io_), options_(options), recorder_(recorder), rng_(options.seed) {
+  boost::system::error_code ec;
+  tcp::endpoint endpoint(asio::ip::make_address(options.listen_host, ec), options.listen_port);
+  if (ec) {
+    throw Error(
+        fmt::format("router {}: not an IP address: '{}'", options.name, options.listen_host));
+  }
+  acceptor_.open(endpoint.protocol());
+  acceptor_.set_option(asio::socket_base::reuse_address(true));
+  acceptor_.bind(endpoint, ec);
+  if (ec) {
+    throw Error(fmt::format("router {}: cannot listen on {}:{}: {}", options.name,
+                            options.listen_host, options.listen_port, ec.message()));
+  }
+  acceptor_.listen(asio::socket_base::max_listen_connections);
+  port_ = acceptor_.local_endpoint().port();
+}
+
+RouterCore::~RouterCore() {
+  stop();
+}
+
+void RouterCore::stop() {
+  io_.stop();
+  if (thread_.joinable()) {
+    thread_.join();
+  }
+}
+
+void RouterCore::run() {
+  accept();
+  thread_ = std::thread([this] { io_.run(); });
+}
+
+void RouterCore::schedule(const EndpointChange& change, Duration delay) {
+  Clock::time_point at;
+  {
+    std::lock_guard lock(schedule_mutex_);
+    at = std::max(clock_.now() + delay, last_apply_);
+    last_apply_ = at;
+  }
+  asio::post(io_, [this, change, at] {
+    auto timer = std::make_shared<asio::steady_timer>(io_, at);
+    timer->async_wait([this, change, timer](boost::system::error_code ec) {
+      if (!ec) {
+        apply(change);
+      }
+    });
+  });
+}
+
+void RouterCore::apply(const EndpointChange& change) {
+  table_.apply(change);
+  if (recorder_ == nullptr) {
+    return;
+  }
+  record::Event e;
+  e.kind = record::EventKind::router_applied;
+  e.pod = change.endpoint.pod;
+  e.router = options_.name;
+  if (change.removed) {
+    e.detail = "removed";
+  } else {
+    e.conditions = change.endpoint.conditions;
+  }
+  recorder_->event(std::move(e));
+}
+
+const Endpoint* RouterCore::choose(const std::vector<std::string>& skip) {
+  std::vector<const Endpoint*> usable = table_.usable();
+  std::erase_if(usable, [&](const Endpoint* e) {
+    return std::find(skip.begin(), skip.end(), e->pod) != skip.end();
+  });
+  if (usable.empty()) {
+    return nullptr;
+  }
+  if (options_.dataplane == Dataplane::l4) {
+    std::uniform_int_distribution<size_t> pick(0, usable.size() - 1);
+    return usable[pick(rng_)];
+  }
+  return usable[next_++ % usable.size()];
+}
+
+void RouterCore::remember_client(uint16_t client_port, const std::string& pod) {
+  std::lock_guard lock(clients_mutex_);
+  clients_[client_port] = pod;
+}
+
+std::optional<std::string> RouterCore::backend_of(uint16_t client_port) const {
+  std::lock_guard lock(clients_mutex_);
+  auto it = clients_.find(client_port);
+  return it == clients_.end() ? std::nullopt : std::optional<std::string>(it->second);
+}
+
+void RouterCore::refused(const std::string& pod, const std::string& why) {
+  ++refusals_;
+  if (recorder_ == nullptr) {
+    return;
+  }
+  record::Event e;
+  e.kind = record::EventKind::router_refused;
+  e.pod = pod;
+  e.router = options_.name;
+  e.detail = why;
+  recorder_->event(std::move(e));
+}
+
+}  // namespace zerodrop::lab

@@ -1,0 +1,53 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "base/duration.h"
+#include "lab/endpoint_table.h"
+
+namespace zerodrop::lab {
+
+class Recorder;
+
+// How a router forwards traffic.
+enum class Dataplane {
+  l4,  // kube-proxy with conntrack: a backend per new TCP connection, kept for its life
+  l7,  // an ingress: a backend per HTTP request, upstream keep-alive pool, 502 on failure
+};
+
+struct RouterOptions {
+  std::string name = "node-1";
+  Dataplane dataplane = Dataplane::l4;
+  std::string listen_host = "127.0.0.1";
+  uint16_t listen_port = 0;  // 0 = any free port
+  int retries = 0;           // l7: more attempts after a connect failure (idempotent methods)
+  Duration connect_timeout = std::chrono::seconds(1);    // to a backend
+  Duration upstream_timeout = std::chrono::seconds(30);  // l7: a backend's whole response
+  uint64_t seed = 1;                                     // l4 picks backends at random
+};
+
+// One node's router: a proxy on its own thread, with its own view of the endpoints that changes
+// only when it applies a change (after its propagation delay). Records router_applied for every
+// applied change and router_refused for every backend connection that failed. Thread-safe.
+class Router {
+public:
+  // Listens and starts the router's thread. `recorder` may be null (benchmarks). Throws Error
+  // when it cannot listen.
+  static std::unique_ptr<Router> start(const RouterOptions& options, Recorder* recorder);
+  virtual ~Router() = default;  // stops the thread and closes every connection
+
+  virtual const std::string& name() const = 0;
+  virtual uint16_t port() const = 0;
+  // Applies `change` `delay` from now, but never before a change scheduled earlier (a watch
+  // stream is ordered).
+  virtual void schedule(const EndpointChange& change, Duration delay) = 0;
+  // l4: the pod chosen for the latest client connection from `client_port`, if any.
+  virtual std::optional<std::string> backend_of(uint16_t client_port) const = 0;
+  // The number of connections whose backend connection failed (refused, timed out, none left).
+  virtual uint64_t refusals() const = 0;
+};
+
+}  // namespace zerodrop::lab

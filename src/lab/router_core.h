@@ -1,0 +1,73 @@
+#pragma once
+
+// Internal to the lab's routers (includes Asio): the state both dataplanes share.
+
+#include <atomic>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <unordered_map>
+
+#include <boost/asio.hpp>
+
+#include "base/clock.h"
+#include "lab/router.h"
+
+namespace zerodrop::lab {
+
+// What the l4 and l7 proxies share: the io_context and its thread, the listener, the endpoint
+// table (touched only on the router's thread) and the records of choices and refusals.
+class RouterCore : public Router {
+public:
+  RouterCore(const RouterOptions& options, Recorder* recorder);
+  ~RouterCore() override;
+
+  const std::string& name() const override { return options_.name; }
+
+  uint16_t port() const override { return port_; }
+
+  void schedule(const EndpointChange& change, Duration delay) override;
+  std::optional<std::string> backend_of(uint16_t client_port) const override;
+
+  uint64_t refusals() const override { return refusals_; }
+
+  // Starts accepting; called once the derived proxy is constructed.
+  void run();
+  // Stops and joins the thread: a derived proxy calls it first in its destructor, so that no
+  // handler runs while its members are destroyed.
+  void stop();
+  virtual void accept() = 0;
+
+  // kube-proxy's choice among usable endpoints: random (l4, like iptables' statistic match) or
+  // round-robin (l7, like nginx); `skip` excludes pods already tried. Null when none is usable.
+  const Endpoint* choose(const std::vector<std::string>& skip = {});
+  void remember_client(uint16_t client_port, const std::string& pod);
+  // Records a failed backend connection (router_refused) for `pod` ("" when none was usable).
+  void refused(const std::string& pod, const std::string& why);
+
+  boost::asio::io_context io_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  RouterOptions options_;
+
+private:
+  void apply(const EndpointChange& change);
+
+  Recorder* recorder_;
+  uint16_t port_ = 0;
+  EndpointTable table_;
+  std::mt19937_64 rng_;
+  size_t next_ = 0;
+  SteadyClock clock_;
+  std::mutex schedule_mutex_;
+  Clock::time_point last_apply_{};
+  mutable std::mutex clients_mutex_;
+  std::unordered_map<uint16_t, std::string> clients_;
+  std::atomic<uint64_t> refusals_{0};
+  std::thread thread_;
+};
+
+// Factories for the two dataplanes (l4_proxy.cc, l7_proxy.cc).
+std::unique_ptr<Router> start_l4(const RouterOptions& options, Recorder* recorder);
+std::unique_ptr<Router> start_l7(const RouterOptions& options, Recorder* recorder);
+
+}  // namespace zerodrop::lab
