@@ -1,14 +1,199 @@
+#include <iostream>
+#include <optional>
+#include <string>
+
 #include <CLI/CLI.hpp>
 
+#include "base/duration.h"
 #include "base/error.h"
+#include "base/parse.h"
 #include "cli/command.h"
+#include "kube/workload.h"
+#include "sim/invocation.h"
+#include "sim/workload_options.h"
 
 namespace zerodrop::cli {
+namespace {
 
-// Placeholder until the sim component lands; replaced by its owner.
+constexpr const char* kFooter = R"(
+Examples:
+  zerodrop sim --nodes 5000 --replicas 200 --rate 50000
+  zerodrop sim -f k8s/deploy.yaml --nodes 2000 --profile eks --dataplane ingress-nginx
+  zerodrop sim --nodes 5000 --sweep prestop=0..30 --runs 20 --budget '0 failures in 99%'
+  zerodrop sim --profile lab --nodes 3 --replicas 3 --rate 200 --out run/   # as 'zerodrop lab'
+  zerodrop sim --profile my-cluster.yaml --app graceful --prestop 10
+
+Profiles: gke (default), eks, kind, lab, or a YAML file (docs/sim.md lists its keys).
+Exit: 0 when the budget is met (without --budget: no predicted failure; with --sweep: some
+value meets it), 1 otherwise, 2 on bad input.)";
+
+// Flags as text, converted with base/parse.h so errors name the flag.
+struct Flags {
+  std::string file, container, profile = "gke", dataplane, app = "naive", readiness = "probed";
+  std::string nodes, replicas = "3", rate = "100", prestop = "0", grace = "30s";
+  std::string max_surge = "25%", max_unavailable = "25%", propagation;
+  std::string request_duration = "p50=20ms,p99=200ms", drain = "p50=100ms,p99=1s", warmup = "0";
+  std::string seed = "1", runs = "1", sweep, budget, out, duration = "0", tail = "10s";
+  std::string bucket = "1s", pod_capacity = "0", stale_check = "detects";
+  bool no_keepalive = false;
+};
+
+double seconds(const std::string& text, const char* flag) {
+  return to_seconds(parse_duration(text, flag));
+}
+
+double prestop_seconds(std::string text) {
+  if (text == "none") {
+    return 0;
+  }
+  if (text.starts_with("sleep:")) {
+    text = text.substr(6);
+  }
+  return seconds(text, "--prestop");
+}
+
+void map_workload(const Flags& f, sim::Options& o) {
+  o.nodes = f.nodes.empty() ? o.profile.nodes
+                            : static_cast<int>(parse_integer(f.nodes, "--nodes", 1, 100'000));
+  o.replicas = static_cast<int>(parse_integer(f.replicas, "--replicas", 1, 100'000));
+  o.prestop = prestop_seconds(f.prestop);
+  o.grace = seconds(f.grace, "--grace");
+  o.max_surge = f.max_surge;
+  o.max_unavailable = f.max_unavailable;
+  if (!f.file.empty()) {
+    std::optional<kube::Workload> w = kube::first_workload(f.file);
+    if (!w) {
+      throw Error(f.file + ": no Deployment, StatefulSet or other workload in it");
+    }
+    sim::apply_workload(o, *w, f.container);
+  }
+}
+
+sim::Invocation to_invocation(const Flags& f, const CLI::App& app) {
+  sim::Invocation inv;
+  sim::Options& o = inv.options;
+  o.profile = sim::load_profile(f.profile);
+  o.dataplane = f.dataplane.empty() ? o.profile.dataplane
+                                    : sim::dataplane_from_string(f.dataplane, "--dataplane");
+  map_workload(f, o);
+  // Flags given explicitly override the manifest.
+  auto given = [&](const char* name) {
+    return app.count(name) > 0;
+  };
+  if (given("--replicas")) {
+    o.replicas = static_cast<int>(parse_integer(f.replicas, "--replicas", 1, 100'000));
+  }
+  if (given("--prestop")) {
+    o.prestop = prestop_seconds(f.prestop);
+  }
+  if (given("--grace")) {
+    o.grace = seconds(f.grace, "--grace");
+  }
+  if (given("--max-surge")) {
+    o.max_surge = f.max_surge;
+  }
+  if (given("--max-unavailable")) {
+    o.max_unavailable = f.max_unavailable;
+  }
+  if (!f.propagation.empty()) {
+    o.profile.propagation = sim::parse_distribution(f.propagation, "--propagation");
+  }
+  o.rate = parse_number(f.rate, "--rate");
+  o.app = sim::app_from_string(f.app, "--app");
+  if (f.readiness != "probed" && f.readiness != "lies") {
+    throw Error("--readiness: expected 'probed' or 'lies', got '" + f.readiness + "'");
+  }
+  if (given("--readiness") || f.file.empty()) {
+    o.readiness = f.readiness == "lies" ? sim::Readiness::lies : sim::Readiness::probed;
+  }
+  o.request_duration = sim::parse_distribution(f.request_duration, "--request-duration");
+  o.drain = sim::parse_distribution(f.drain, "--drain");
+  o.warmup = sim::parse_distribution(f.warmup, "--warmup");
+  o.keepalive = f.no_keepalive ? sim::Keepalive::off : sim::Keepalive::on;
+  if (f.stale_check != "detects" && f.stale_check != "none") {
+    throw Error("--stale-check: expected 'detects' or 'none', got '" + f.stale_check + "'");
+  }
+  o.stale_check = f.stale_check == "none" ? sim::StaleCheck::none : sim::StaleCheck::detects;
+  o.pod_capacity = parse_number(f.pod_capacity, "--pod-capacity");
+  o.seed = static_cast<uint64_t>(parse_integer(f.seed, "--seed", 0, INT64_MAX));
+  o.duration = seconds(f.duration, "--duration");
+  o.tail = seconds(f.tail, "--tail");
+  o.bucket = seconds(f.bucket, "--bucket");
+  inv.runs = static_cast<int>(parse_integer(f.runs, "--runs", 1, 100'000));
+  if (!f.sweep.empty()) {
+    inv.sweep = sim::parse_sweep(f.sweep);
+  }
+  if (!f.budget.empty()) {
+    inv.budget = sim::parse_budget(f.budget);
+  }
+  inv.out_dir = f.out;
+  return inv;
+}
+
+void add_flags(CLI::App& app, Flags& f) {
+  app.add_option("-f,--file", f.file,
+                 "Deployment/StatefulSet YAML: replicas, strategy, preStop, "
+                 "grace, readiness probe (flags override it)");
+  app.add_option("--container", f.container, "Container of -f to model (default: the first)");
+  app.add_option("--profile", f.profile, "Cluster: gke, eks, kind, lab or a YAML file")
+      ->capture_default_str();
+  app.add_option("--nodes", f.nodes, "Nodes in the cluster (default: the profile's)");
+  app.add_option("--replicas", f.replicas, "Replicas rolled")->capture_default_str();
+  app.add_option("--rate", f.rate, "Requests per second to the service")->capture_default_str();
+  app.add_option("--dataplane", f.dataplane,
+                 "kube-proxy-iptables, kube-proxy-nftables, ingress-nginx or cloud-lb "
+                 "(default: the profile's)");
+  app.add_option("--prestop", f.prestop, "preStop sleep: 10, 10s, sleep:10 or none")
+      ->capture_default_str();
+  app.add_option("--grace", f.grace, "terminationGracePeriodSeconds (duration)")
+      ->capture_default_str();
+  app.add_option("--max-surge", f.max_surge, "Deployment maxSurge (count or %)")
+      ->capture_default_str();
+  app.add_option("--max-unavailable", f.max_unavailable, "Deployment maxUnavailable (count or %)")
+      ->capture_default_str();
+  app.add_option("--app", f.app, "App at SIGTERM: naive (exits), close-listener, graceful")
+      ->capture_default_str();
+  app.add_option("--readiness", f.readiness, "New pods' Ready: probed (truthful) or lies (tcp)")
+      ->capture_default_str();
+  app.add_option("--warmup", f.warmup, "New pod start -> able to serve (distribution)")
+      ->capture_default_str();
+  app.add_option("--request-duration", f.request_duration, "Request duration (distribution)")
+      ->capture_default_str();
+  app.add_option("--drain", f.drain, "Stop signal -> in-flight requests done (distribution)")
+      ->capture_default_str();
+  app.add_option("--propagation", f.propagation,
+                 "Bypass the cluster model: every router applies every change after this "
+                 "(2s, 1s..3s, p50=1s,p99=6s)");
+  app.add_flag("--no-keepalive", f.no_keepalive, "Clients open a connection per request");
+  app.add_option("--stale-check", f.stale_check,
+                 "Clients notice closed idle connections: detects or none")
+      ->capture_default_str();
+  app.add_option("--pod-capacity", f.pod_capacity, "Requests/s one pod serves (0 = unlimited)")
+      ->capture_default_str();
+  app.add_option("--seed", f.seed, "Random seed (same seed, same output)")->capture_default_str();
+  app.add_option("--runs", f.runs, "Rollouts simulated (seeds seed, seed+1, …)")
+      ->capture_default_str();
+  app.add_option("--sweep", f.sweep,
+                 "Table against prestop=0..30[,step], grace=… or max-unavailable=0..N");
+  app.add_option("--budget", f.budget, "Pass mark: 'N failures in P%' of the runs");
+  app.add_option("--out", f.out, "Folder for events, buckets, run.json, report.json/html");
+  app.add_option("--duration", f.duration, "Virtual time simulated (default: rollout + tail)")
+      ->capture_default_str();
+  app.add_option("--tail", f.tail, "Virtual time after the rollout completes")
+      ->capture_default_str();
+  app.add_option("--bucket", f.bucket, "Width of a time bucket of request counts")
+      ->capture_default_str();
+}
+
+}  // namespace
+
 Runner setup_sim(CLI::App& app) {
-  app.allow_extras();
-  return [] () -> int { throw Error("'zerodrop sim' is not built yet"); };
+  auto flags = std::make_shared<Flags>();
+  add_flags(app, *flags);
+  app.footer(kFooter);
+  return [flags, &app]() -> int {
+    return sim::run(to_invocation(*flags, app), std::cout);
+  };
 }
 
 }  // namespace zerodrop::cli

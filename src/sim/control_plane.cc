@@ -1,0 +1,369 @@
+#include "sim/control_plane.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "base/error.h"
+#include "base/parse.h"
+#include "sim/event_queue.h"
+#include "sim/kubelet.h"
+
+namespace zerodrop::sim {
+namespace {
+
+using record::EventKind;
+
+record::Micros micros(double seconds) {
+  return record::Micros(static_cast<int64_t>(std::llround(seconds * 1e6)));
+}
+
+// The conditions the endpoint controller wants for a pod (its truth), and what is committed.
+struct EndpointState {
+  bool present = false;
+  record::Conditions conditions;
+};
+
+// Runs one rollout in virtual time. One object per run; see simulate_control_plane().
+class Rollout {
+public:
+  Rollout(const Options& options, Random& random)
+      : o_(options),
+        cp_(options.profile.control),
+        random_(random),
+        api_(cp_.api_qps, cp_.api_burst) {}
+
+  ControlPlane run();
+
+private:
+  void start_old_pods();
+  void reconcile();
+  void schedule_reconcile(double time);
+  void create_pod(double time);
+  void delete_pod(size_t index, double time);
+  void start_pod(size_t index);
+  void terminate(size_t index);
+  void exit_pod(size_t index, double time, bool killed);
+  void change(size_t index, EndpointState state);
+  void mark_dirty(size_t index);
+  void sync_slices();
+  void write_slice(int slice, const std::vector<size_t>& changed, double commit);
+  int slice_for(size_t index);
+  void note(double time, EventKind kind, size_t pod, std::string detail = {});
+
+  const Options& o_;
+  const ControlPlaneModel& cp_;
+  Random& random_;
+  TokenBucket api_;
+  EventQueue queue_;
+  ControlPlane out_;
+  std::vector<bool> deleted_;  // deletion requested (no longer counted by the Deployment)
+  std::vector<EndpointState> want_, committed_;
+  std::vector<int> slice_of_;
+  std::vector<int> slice_size_;
+  std::map<int, std::vector<size_t>> dirty_;
+  bool sync_scheduled_ = false;
+  double sync_free_ = 0;  // the service's sync worker is busy until then
+  bool reconcile_scheduled_ = false;
+  int surge_ = 0, unavailable_ = 0;
+  int new_count_ = 0;
+  int ready_committed_ = 0, serving_terminating_committed_ = 0;
+};
+
+void Rollout::note(double time, EventKind kind, size_t pod, std::string detail) {
+  if (!o_.record_events) {
+    return;
+  }
+  record::Event e;
+  e.t = micros(time);
+  e.kind = kind;
+  if (pod < out_.pods.size()) {
+    e.pod = out_.pods[pod].name;
+  }
+  e.detail = std::move(detail);
+  out_.record.push_back(std::move(e));
+}
+
+int Rollout::slice_for(size_t index) {
+  // Slices are filled, not rebalanced (reference §2): the first one with room.
+  for (size_t s = 0; s < slice_size_.size(); ++s) {
+    if (slice_size_[s] < cp_.max_endpoints_per_slice) {
+      ++slice_size_[s];
+      return static_cast<int>(s);
+    }
+  }
+  slice_size_.push_back(1);
+  (void)index;
+  return static_cast<int>(slice_size_.size() - 1);
+}
+
+void Rollout::start_old_pods() {
+  for (int i = 0; i < o_.replicas; ++i) {
+    PodTimeline pod;
+    pod.name = fmt::format("old-{}", i);
+    pod.old = true;
+    out_.pods.push_back(pod);
+    deleted_.push_back(false);
+    EndpointState ready{true, {true, true, false}};
+    want_.push_back(ready);
+    committed_.push_back(ready);
+    slice_of_.push_back(slice_for(out_.pods.size() - 1));
+  }
+  out_.initial_ready = o_.replicas;
+  ready_committed_ = o_.replicas;
+}
+
+void Rollout::schedule_reconcile(double time) {
+  if (reconcile_scheduled_) {
+    return;
+  }
+  reconcile_scheduled_ = true;
+  queue_.at(time + cp_.controller_delay.sample(random_), [this] {
+    reconcile_scheduled_ = false;
+    reconcile();
+  });
+}
+
+// The Deployment controller's arithmetic: scale the new ReplicaSet up within maxSurge, the old
+// one down while keeping replicas - maxUnavailable available (terminating pods do not count).
+void Rollout::reconcile() {
+  double now = queue_.now();
+  int new_total = 0, new_available = 0, old_total = 0;
+  for (size_t i = 0; i < out_.pods.size(); ++i) {
+    const PodTimeline& p = out_.pods[i];
+    if (deleted_[i]) {
+      continue;
+    }
+    if (p.old) {
+      ++old_total;
+    } else {
+      ++new_total;
+      new_available += p.ready <= now ? 1 : 0;
+    }
+  }
+  int all = new_total + old_total;
+  int create = std::min(o_.replicas - new_total, o_.replicas + surge_ - all);
+  for (int i = 0; i < create; ++i) {
+    create_pod(api_.acquire(now));
+  }
+  int scale_down = all - (o_.replicas - unavailable_) - (new_total - new_available);
+  for (size_t i = 0; i < out_.pods.size() && scale_down > 0; ++i) {
+    if (out_.pods[i].old && !deleted_[i]) {
+      delete_pod(i, api_.acquire(now));
+      --scale_down;
+    }
+  }
+  if (old_total == 0 && new_available == o_.replicas && out_.rollout_end == 0) {
+    out_.rollout_end = now;
+    note(now, EventKind::rollout_finished, out_.pods.size());
+  }
+}
+
+void Rollout::create_pod(double time) {
+  PodTimeline pod;
+  pod.name = fmt::format("new-{}", new_count_++);
+  pod.created = time;
+  pod.started = pod.serving_from = pod.ready = kNever;
+  out_.pods.push_back(pod);
+  deleted_.push_back(false);
+  want_.push_back({});
+  committed_.push_back({});
+  slice_of_.push_back(-1);
+  size_t index = out_.pods.size() - 1;
+  note(time, EventKind::pod_created, index);
+  note(time, EventKind::rollout_step, index, "scale up new replica set");
+  queue_.at(time, [this, index] { start_pod(index); });
+}
+
+void Rollout::start_pod(size_t index) {
+  PodTimeline& p = out_.pods[index];
+  p.started = p.created + cp_.pod_start.sample(random_);
+  p.serving_from = p.started + o_.warmup.sample(random_);
+  // A tcpSocket probe passes once the port listens; an honest httpGet probe once it serves.
+  double truth = o_.readiness == Readiness::lies ? 0 : p.serving_from - p.started;
+  double period = std::max(o_.readiness_period, 1e-3);
+  p.ready = p.started + std::ceil(truth / period - 1e-9) * period;
+  queue_.at(p.started, [this, index] {
+    note(queue_.now(), EventKind::pod_started, index);
+    change(index, {true, {false, false, false}});
+  });
+  queue_.at(p.ready, [this, index] {
+    note(queue_.now(), EventKind::pod_ready, index);
+    change(index, {true, {true, true, false}});
+    schedule_reconcile(queue_.now());
+  });
+}
+
+void Rollout::delete_pod(size_t index, double time) {
+  deleted_[index] = true;
+  out_.pods[index].deletion = time;
+  note(time, EventKind::rollout_step, index, "scale down old replica set");
+  queue_.at(time, [this, index] { terminate(index); });
+}
+
+// Both clocks start: the endpoint controller marks the pod terminating while the kubelet runs
+// preStop, then the stop signal, then SIGKILL (reference §1.2).
+void Rollout::terminate(size_t index) {
+  PodTimeline& p = out_.pods[index];
+  note(p.deletion, EventKind::deletion_started, index, fmt::format("grace {}s", o_.grace));
+  change(index, {true, {false, true, true}});
+  schedule_reconcile(p.deletion);
+  double kubelet = p.deletion + cp_.kubelet_delay.sample(random_);
+  StopTimes st = stop_times(o_.grace, o_.prestop);
+  p.term = kubelet + st.term;
+  double kill = kubelet + st.kill;
+  if (st.prestop_run) {
+    note(kubelet, EventKind::prestop_started, index, fmt::format("sleep {}s", o_.prestop));
+    note(p.term, EventKind::prestop_finished, index, st.prestop_cut ? "cut by grace period" : "");
+  }
+  note(p.term, EventKind::signal_sent, index, "TERM");
+  double drain = o_.drain.sample(random_);
+  switch (o_.app) {
+    case App::naive:
+      p.refuse_from = p.drain_start = p.term;
+      break;
+    case App::close_listener:
+      p.refuse_from = p.idle_closed = p.drain_start = p.term;
+      break;
+    case App::graceful:
+      p.refuse_from = p.drain_start = p.term + o_.graceful_delay;
+      break;
+  }
+  double done = o_.app == App::naive ? p.term : p.drain_start + drain;
+  p.refuse_from = std::min(p.refuse_from, kill);
+  p.drain_start = std::min(p.drain_start, kill);
+  bool killed = done > kill;
+  exit_pod(index, killed ? kill : done, killed);
+}
+
+void Rollout::exit_pod(size_t index, double time, bool killed) {
+  PodTimeline& p = out_.pods[index];
+  p.exit = time;
+  if (killed) {
+    p.kill = time;
+    note(time, EventKind::signal_sent, index, "KILL");
+  }
+  if (o_.record_events) {
+    record::Event e;
+    e.t = micros(time);
+    e.kind = EventKind::pod_exited;
+    e.pod = p.name;
+    if (killed) {
+      e.signal = 9;
+    } else if (o_.app == App::naive) {
+      e.signal = 15;
+    } else {
+      e.exit_code = 0;
+    }
+    out_.record.push_back(e);
+  }
+  // The kubelet deletes the Pod object once its containers are gone; then it leaves the slice.
+  queue_.at(time, [this, index] { change(index, {false, {}}); });
+}
+
+void Rollout::change(size_t index, EndpointState state) {
+  want_[index] = state;
+  queue_.at(queue_.now() + cp_.informer_delay.sample(random_),
+            [this, index] { mark_dirty(index); });
+}
+
+void Rollout::mark_dirty(size_t index) {
+  if (slice_of_[index] < 0) {
+    slice_of_[index] = slice_for(index);
+  }
+  auto& list = dirty_[slice_of_[index]];
+  if (std::find(list.begin(), list.end(), index) == list.end()) {
+    list.push_back(index);
+  }
+  if (!sync_scheduled_) {
+    sync_scheduled_ = true;
+    double at = std::max(queue_.now() + cp_.batch_period, sync_free_);
+    queue_.at(at, [this] { sync_slices(); });
+  }
+}
+
+// One syncService: every dirty slice is written, each write waiting for an API token.
+void Rollout::sync_slices() {
+  sync_scheduled_ = false;
+  auto dirty = std::move(dirty_);
+  dirty_.clear();
+  double commit = queue_.now();
+  for (auto& [slice, changed] : dirty) {
+    double granted = api_.acquire(queue_.now());
+    commit = std::max(commit, granted + cp_.api_write.sample(random_));
+    write_slice(slice, changed, commit);
+  }
+  sync_free_ = commit;
+  if (!dirty_.empty() && !sync_scheduled_) {
+    sync_scheduled_ = true;
+    queue_.at(sync_free_, [this] { sync_slices(); });
+  }
+}
+
+void Rollout::write_slice(int slice, const std::vector<size_t>& changed, double commit) {
+  int w = static_cast<int>(out_.writes.size());
+  for (size_t index : changed) {
+    EndpointState before = committed_[index], after = want_[index];
+    auto counts = [](const EndpointState& s, int& ready, int& st) {
+      ready += s.present && s.conditions.ready ? 1 : 0;
+      st += s.present && s.conditions.serving && s.conditions.terminating ? 1 : 0;
+    };
+    int dr = 0, dst = 0, ur = 0, ust = 0;
+    counts(before, dr, dst);
+    counts(after, ur, ust);
+    ready_committed_ += ur - dr;
+    serving_terminating_committed_ += ust - dst;
+    committed_[index] = after;
+    PodTimeline& p = out_.pods[index];
+    if (after.present && after.conditions.ready && p.ready_write < 0 && !p.old) {
+      p.ready_write = w;
+    }
+    if (after.conditions.terminating || (!after.present && p.term_write < 0)) {
+      p.term_write = p.term_write < 0 ? w : p.term_write;
+    }
+    if (!after.present) {
+      p.remove_write = w;
+      --slice_size_[slice];
+    }
+    if (o_.record_events) {
+      record::Event e;
+      e.t = micros(commit);
+      e.kind = EventKind::endpoint_changed;
+      e.pod = p.name;
+      e.conditions = after.conditions;
+      e.detail = after.present ? fmt::format("slice {}", slice) : "removed";
+      out_.record.push_back(e);
+    }
+  }
+  out_.writes.push_back({commit, slice, slice_size_[slice], static_cast<int>(changed.size()),
+                         ready_committed_, serving_terminating_committed_});
+}
+
+ControlPlane Rollout::run() {
+  surge_ =
+      static_cast<int>(parse_int_or_percent(o_.max_surge, "--max-surge", o_.replicas, Round::up));
+  unavailable_ = static_cast<int>(
+      parse_int_or_percent(o_.max_unavailable, "--max-unavailable", o_.replicas, Round::down));
+  if (surge_ == 0 && unavailable_ == 0) {
+    throw Error("--max-surge and --max-unavailable cannot both be 0");
+  }
+  start_old_pods();
+  out_.rollout_start = o_.lead;
+  note(o_.lead, EventKind::rollout_started, out_.pods.size(), "restart");
+  queue_.at(o_.lead, [this] { reconcile(); });
+  out_.events = queue_.run();
+  std::sort(out_.record.begin(), out_.record.end(),
+            [](const record::Event& a, const record::Event& b) { return a.t < b.t; });
+  return std::move(out_);
+}
+
+}  // namespace
+
+ControlPlane simulate_control_plane(const Options& options, Random& random) {
+  Rollout rollout(options, random);
+  return rollout.run();
+}
+
+}  // namespace zerodrop::sim

@@ -1,0 +1,70 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "sim/distribution.h"
+#include "sim/profile.h"
+
+namespace zerodrop::sim {
+
+// What the app does at its stop signal (the lab's examples): `naive` exits at once;
+// `close_listener` closes its listener and idle keep-alive connections, drains, exits;
+// `graceful` keeps accepting for `graceful_delay` (answering with Connection: close), then drains
+// and exits.
+enum class App { naive, close_listener, graceful };
+std::string_view to_string(App app);
+App app_from_string(std::string_view text, std::string_view what);  // throws Error
+
+// How a new pod's Ready relates to its ability to serve: `probed` (an httpGet probe that tells
+// the truth) or `lies` (a tcpSocket probe: Ready as soon as it listens, before warm-up ends).
+enum class Readiness { probed, lies };
+
+enum class Keepalive { on, off };
+
+// Whether a client notices that the server closed an idle keep-alive connection before reusing
+// it (Go's transport does) or only when a request on it fails (a simple pool).
+enum class StaleCheck { detects, none };
+
+// One simulated rollout: the cluster (profile), the workload, the traffic and the run settings.
+struct Options {
+  Profile profile;
+  Dataplane dataplane = Dataplane::iptables;
+  int nodes = 3;
+  int replicas = 3;
+  double rate = 100;  // requests per second over the whole service
+  // Workload (kubelet arithmetic, reference §1.2).
+  double prestop = 0;  // preStop sleep, seconds (0 = none)
+  double grace = 30;   // terminationGracePeriodSeconds
+  std::string max_surge = "25%";
+  std::string max_unavailable = "25%";
+  App app = App::naive;
+  double graceful_delay = 5;
+  Distribution request_duration = Distribution::quantiles(0.02, 0.2);
+  Distribution drain = Distribution::quantiles(0.1, 1.0);  // stop signal -> in-flight done
+  Readiness readiness = Readiness::probed;
+  double readiness_period = 10;                  // readinessProbe.periodSeconds
+  Distribution warmup = Distribution::fixed(0);  // process start -> able to serve
+  double pod_capacity = 0;                       // requests/s one pod can serve; 0 = unlimited
+  // Clients.
+  Keepalive keepalive = Keepalive::on;
+  double connection_rate = 10;  // requests per second on one keep-alive connection
+  double connection_max_age = 60;
+  double idle_timeout = 90;
+  StaleCheck stale_check = StaleCheck::detects;
+  double stale_window = 0.001;  // a request written this close to the server's close fails
+  int client_retries = 0;       // retries of a refused connection by the client
+  bool idempotent = true;       // GET: an ingress retries it on upstream errors
+  // Run.
+  uint64_t seed = 1;
+  double lead = 5;            // traffic before the rollout starts
+  double tail = 10;           // traffic after the rollout completes
+  double duration = 0;        // when > 0, the run lasts exactly this long (virtual seconds)
+  double bucket = 1;          // width of a time bucket of request counts
+  int sample_routers = 10;    // routers whose router_applied events are recorded
+  bool record_events = true;  // false in sweeps: only the counts matter
+  std::map<std::string, std::string> scenario;  // extra keys copied into the record
+};
+
+}  // namespace zerodrop::sim

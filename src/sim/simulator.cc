@@ -1,0 +1,172 @@
+#include "sim/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "base/duration.h"
+#include "base/error.h"
+#include "sim/control_plane.h"
+#include "sim/dataplane.h"
+#include "sim/traffic.h"
+
+namespace zerodrop::sim {
+namespace {
+
+constexpr uint64_t kRouterSalt = 0x5EED0F20A7E5ULL;
+constexpr uint64_t kSampleSalt = 0x5A3B1E5ULL;
+
+double run_end(const Options& o, const ControlPlane& control) {
+  if (o.duration > 0) {
+    return o.duration;
+  }
+  double last_exit = 0;
+  for (const PodTimeline& p : control.pods) {
+    if (p.exit != kNever) {
+      last_exit = std::max(last_exit, p.exit);
+    }
+  }
+  return std::max(control.rollout_end + o.tail, last_exit + 1);
+}
+
+// Requests beyond what the serving pods can take time out (pod_capacity > 0 only).
+void account_capacity(const Options& o, const ControlPlane& control, Tally& tally) {
+  if (o.pod_capacity <= 0) {
+    return;
+  }
+  for (size_t b = 0; b < tally.buckets(); ++b) {
+    double mid = (b + 0.5) * tally.width();
+    int serving = 0;
+    for (const PodTimeline& p : control.pods) {
+      serving += p.serving_from <= mid && mid < p.refuse_from ? 1 : 0;
+    }
+    double excess = o.rate - serving * o.pod_capacity;
+    tally.add_window(b * tally.width(), (b + 1) * tally.width(), std::max(0.0, excess),
+                     record::Hole::capacity_dip, record::Outcome::timeout);
+  }
+}
+
+std::string seconds_text(double s) {
+  return format_duration(from_seconds(s));
+}
+
+void describe(const Options& o, Result& result) {
+  auto& s = result.record.scenario;
+  s = o.scenario;
+  s["profile"] = o.profile.name;
+  s["dataplane"] = std::string(to_string(o.dataplane));
+  s["nodes"] = std::to_string(o.nodes);
+  s["routers"] = std::to_string(result.routers);
+  s["replicas"] = std::to_string(o.replicas);
+  s["rate"] = fmt::format("{}", o.rate);
+  s["prestop"] = o.prestop > 0 ? fmt::format("sleep:{}", o.prestop) : "none";
+  s["grace"] = seconds_text(o.grace);
+  s["max_surge"] = o.max_surge;
+  s["max_unavailable"] = o.max_unavailable;
+  s["app"] = std::string(to_string(o.app));
+  s["readiness"] = o.readiness == Readiness::probed ? "http:/ready" : "tcp";
+  s["keepalive"] = o.keepalive == Keepalive::on ? "on" : "off";
+  s["seed"] = std::to_string(o.seed);
+  s["propagation_p50_s"] = fmt::format("{:.3f}", result.propagation.p50);
+  s["propagation_p90_s"] = fmt::format("{:.3f}", result.propagation.p90);
+  s["propagation_p99_s"] = fmt::format("{:.3f}", result.propagation.p99);
+  s["propagation_max_s"] = fmt::format("{:.3f}", result.propagation.max);
+  s["propagation_samples"] = std::to_string(result.propagation.samples);
+  s["rollout_s"] = fmt::format("{:.3f}", result.rollout_seconds);
+  for (size_t h = 0; h < record::kHoleCount; ++h) {
+    if (result.expected[h] > 0) {
+      s[fmt::format("expected.{}", record::kHoleIds[h])] =
+          fmt::format("{:.2f}", result.expected[h]);
+    }
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(App app) {
+  switch (app) {
+    case App::naive:
+      return "naive";
+    case App::close_listener:
+      return "close-listener";
+    case App::graceful:
+      return "graceful";
+  }
+  return "";
+}
+
+App app_from_string(std::string_view text, std::string_view what) {
+  for (App app : {App::naive, App::close_listener, App::graceful}) {
+    if (to_string(app) == text) {
+      return app;
+    }
+  }
+  throw Error(fmt::format("{}: unknown app '{}' (naive, close-listener, graceful)", what, text));
+}
+
+void validate(const Options& o) {
+  auto need = [](bool ok, const char* message) {
+    if (!ok) {
+      throw Error(message);
+    }
+  };
+  need(o.nodes >= 1 && o.nodes <= 100'000, "--nodes: expected 1 to 100000");
+  need(o.replicas >= 1 && o.replicas <= 100'000, "--replicas: expected 1 to 100000");
+  need(o.rate >= 0 && o.rate <= 1e8, "--rate: expected 0 to 100000000 requests per second");
+  need(o.grace >= 0 && o.prestop >= 0, "--grace and --prestop must not be negative");
+  need(o.bucket >= 0.001, "--bucket: expected at least 1ms");
+  need(o.duration <= 86'400, "--duration: at most 24h of virtual time");
+  need(o.profile.proxy.min_sync_period > 0 || o.profile.proxy.sync_base > 0,
+       "profile: kubeProxy.minSyncPeriod or kubeProxy.syncBase must be above 0");
+  need(o.profile.control.max_endpoints_per_slice >= 1,
+       "profile: control.maxEndpointsPerSlice must be at least 1");
+}
+
+Result simulate(const Options& options) {
+  validate(options);
+  Result result;
+  // Stage 1: the rollout, kubelets and the EndpointSlice controller, event by event.
+  Random random(options.seed);
+  ControlPlane control = simulate_control_plane(options, random);
+  result.end = run_end(options, control);
+  result.rollout_seconds = control.rollout_end - control.rollout_start;
+  // Stage 2: every router's apply times, and the traffic each one routed.
+  Routers routers(options, control, options.seed ^ kRouterSalt);
+  result.routers = routers.count();
+  Traffic traffic = account_traffic(options, control, routers, result.end);
+  account_capacity(options, control, traffic.tally);
+  result.events = control.events + traffic.events;
+  // Stage 3: draw the counts and assemble the run record.
+  Random sampler(options.seed ^ kSampleSalt);
+  result.record.engine = "sim";
+  result.record.buckets = traffic.tally.sample(sampler, options.rate);
+  result.record.end = record::Micros(static_cast<int64_t>(std::llround(result.end * 1e6)));
+  for (const record::TimeBucket& b : result.record.buckets) {
+    result.requests += b.requests;
+    for (size_t h = 0; h < record::kHoleCount; ++h) {
+      result.failures[h] += b.failures_by_hole[h];
+      result.failed += b.failures_by_hole[h];
+    }
+  }
+  for (size_t h = 0; h < record::kHoleCount; ++h) {
+    result.expected[h] = traffic.tally.expected(static_cast<record::Hole>(h));
+  }
+  const Histogram& hist = traffic.propagation;
+  result.propagation = {hist.count(), hist.quantile(0.5), hist.quantile(0.9), hist.quantile(0.99),
+                        hist.max()};
+  auto& events = result.record.events;
+  for (auto* list : {&control.record, &traffic.router_events}) {
+    for (record::Event& e : *list) {
+      if (e.t <= result.record.end) {
+        events.push_back(std::move(e));
+      }
+    }
+  }
+  std::stable_sort(events.begin(), events.end(),
+                   [](const record::Event& a, const record::Event& b) { return a.t < b.t; });
+  describe(options, result);
+  return result;
+}
+
+}  // namespace zerodrop::sim

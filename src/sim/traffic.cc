@@ -1,0 +1,303 @@
+#include "sim/traffic.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace zerodrop::sim {
+namespace {
+
+using record::Hole;
+using record::Outcome;
+
+record::Micros micros(double seconds) {
+  return record::Micros(static_cast<int64_t>(std::llround(seconds * 1e6)));
+}
+
+// One pass per router over every pod. Rates are per second; `share` is the fraction of the
+// router's traffic that goes to one pod.
+class Accountant {
+public:
+  Accountant(const Options& options, const ControlPlane& control, const Routers& routers,
+             double end);
+  Traffic run();
+
+private:
+  void router(int r);
+  void old_pod(int r, size_t index);
+  void new_pod(size_t index);
+  void no_endpoints();
+  void sample_events(int r);
+  void build_refusing(int r);
+  int view(double t) const;
+  int refusing(double t) const;
+  double stop_of(int r, const PodTimeline& p) const;
+  double pinned(const PodTimeline& p, double stop, int n, double t) const;
+  double all_tries_fail(int n, int bad) const;
+  void add_window(size_t pod, double from, double to, double per_second, Hole hole,
+                  Outcome outcome);
+  void add_point(size_t pod, double t, double mean, Hole hole, Outcome outcome);
+
+  const Options& o_;
+  const ControlPlane& control_;
+  const Routers& routers_;
+  double end_;
+  bool l4_;
+  double rate_r_ = 0;        // requests per second through one router
+  double new_fraction_ = 1;  // requests that open a new connection (L4 keep-alive)
+  double hazard_ = 0;        // per-connection rate of closing (max age, idle timeout)
+  std::vector<double> applied_;
+  std::vector<double> refuse_starts_, refuse_ends_;
+  Traffic out_;
+};
+
+Accountant::Accountant(const Options& options, const ControlPlane& control, const Routers& routers,
+                       double end)
+    : o_(options),
+      control_(control),
+      routers_(routers),
+      end_(end),
+      l4_(options.dataplane == Dataplane::iptables || options.dataplane == Dataplane::nftables),
+      out_{Tally(end, options.bucket), Histogram(), {}, {}, 0} {
+  rate_r_ = o_.rate / routers.count();
+  double lc = std::max(o_.connection_rate, 1e-9);
+  hazard_ = (o_.connection_max_age > 0 ? 1 / o_.connection_max_age : 0)
+            + lc * std::exp(-lc * o_.idle_timeout);
+  if (l4_ && o_.keepalive == Keepalive::on) {
+    new_fraction_ = std::min(1.0, hazard_ / lc);
+  }
+  out_.per_pod.assign(control.pods.size(), {});
+}
+
+int Accountant::view(double t) const {
+  auto it = std::upper_bound(applied_.begin(), applied_.end(), t);
+  long w = (it - applied_.begin()) - 1;
+  if (w < 0) {
+    return control_.initial_ready;
+  }
+  const SliceWrite& write = control_.writes[static_cast<size_t>(w)];
+  // kube-proxy falls back to serving-terminating endpoints when none is ready (§3.1).
+  return write.ready_after > 0 || !l4_ ? write.ready_after : write.serving_terminating_after;
+}
+
+double Accountant::stop_of(int r, const PodTimeline& p) const {
+  double stop = kNever;
+  if (p.term_write >= 0) {
+    // kube-proxy keeps a serving-terminating endpoint while no endpoint is ready (§3.1): it
+    // stops at the first write after which some endpoint is ready, or at the removal.
+    size_t w = static_cast<size_t>(p.term_write);
+    while (l4_ && control_.writes[w].ready_after == 0 && static_cast<int>(w) != p.remove_write
+           && w + 1 < control_.writes.size()) {
+      ++w;
+    }
+    stop = applied_[w];
+  }
+  return std::min(stop, routers_.unhealthy_at(r, p.refuse_from));
+}
+
+// The share of the router's traffic on connections pinned to the pod (conntrack keeps a flow on
+// the backend chosen at connect time): 1/n until the router stops choosing it, then decaying as
+// clients close connections; a graceful app's Connection: close moves each at its next request.
+double Accountant::pinned(const PodTimeline& p, double stop, int n, double t) const {
+  double share = 1.0 / std::max(n, 1);
+  if (!l4_ || o_.keepalive == Keepalive::off) {
+    return t < stop ? share : 0;
+  }
+  if (t > stop) {
+    share *= std::exp(-hazard_ * (t - stop));
+  }
+  if (o_.app == App::graceful && t > p.term) {
+    share *= std::exp(-o_.connection_rate * (t - p.term));
+  }
+  return share;
+}
+
+// nginx's proxy_next_upstream: the first pick is the refusing pod, each retry a different
+// upstream; the request fails only if every try refuses (reference §6.1).
+double Accountant::all_tries_fail(int n, int bad) const {
+  int tries = o_.dataplane == Dataplane::ingress_nginx ? std::max(1, o_.profile.ingress.tries)
+              : l4_                                    ? 1 + o_.client_retries
+                                                       : 1;
+  if (l4_) {
+    return std::pow(std::min(1.0, static_cast<double>(bad) / std::max(n, 1)), tries - 1);
+  }
+  double p = 1;
+  for (int i = 1; i < tries && i < n; ++i) {
+    p *= std::max(0.0, static_cast<double>(bad - i) / (n - i));
+  }
+  return p;
+}
+
+void Accountant::add_window(size_t pod, double from, double to, double per_second, Hole hole,
+                            Outcome outcome) {
+  double clipped = std::min(to, end_) - std::max(from, 0.0);
+  if (clipped <= 0 || per_second <= 0) {
+    return;
+  }
+  out_.tally.add_window(from, to, per_second, hole, outcome);
+  out_.per_pod[pod][static_cast<size_t>(hole)] += per_second * clipped;
+}
+
+void Accountant::add_point(size_t pod, double t, double mean, Hole hole, Outcome outcome) {
+  if (mean <= 0 || t >= end_) {
+    return;
+  }
+  out_.tally.add_point(t, mean, hole, outcome);
+  out_.per_pod[pod][static_cast<size_t>(hole)] += mean;
+}
+
+void Accountant::old_pod(int r, size_t index) {
+  const PodTimeline& p = control_.pods[index];
+  double stop = stop_of(r, p);
+  if (p.term_write >= 0 && applied_[static_cast<size_t>(p.term_write)] != kNever) {
+    out_.propagation.add(applied_[static_cast<size_t>(p.term_write)] - p.deletion);
+  }
+  int n = std::max(1, view(p.refuse_from));
+  Outcome refused = l4_ ? Outcome::connect_refused : Outcome::http_502;
+  // New connections the router still sends after the pod stopped accepting.
+  if (stop > p.refuse_from) {
+    int bad = l4_ ? 1 : std::max(1, refusing(p.refuse_from));
+    double density = rate_r_ * new_fraction_ / n * all_tries_fail(n, bad);
+    add_window(index, p.refuse_from, stop, density, Hole::deregistration_race, refused);
+  }
+  // Requests in flight when the process exits (naive) or is killed.
+  bool killed = p.kill != kNever;
+  double cut = killed ? p.kill : (o_.app == App::naive ? p.exit : kNever);
+  bool retried = !l4_ && o_.idempotent && o_.dataplane == Dataplane::ingress_nginx
+                 && o_.profile.ingress.tries > 1;
+  if (cut != kNever && !retried) {
+    // Requests accepted at the full share until the router stopped or the drain began, and on
+    // kept-alive connections until the drain began, that are still running at the cut.
+    double until = std::min(stop, p.drain_start);
+    double mean = std::max(rate_r_ / n * o_.request_duration.excess(cut - until),
+                           rate_r_ * pinned(p, stop, n, p.drain_start)
+                               * o_.request_duration.excess(cut - p.drain_start));
+    add_point(index, cut, mean, killed ? Hole::grace_overrun : Hole::no_drain,
+              l4_ ? Outcome::reset_before_response : Outcome::http_502);
+  }
+  // Keep-alive connections the server closes under the client (L4 only: an L7 router's upstream
+  // pool is its own and retries).
+  if (!l4_ || o_.keepalive == Keepalive::off) {
+    return;
+  }
+  double broken = o_.app == App::close_listener ? p.idle_closed
+                  : o_.app == App::naive        ? p.exit
+                                                : p.kill;
+  if (broken == kNever || broken >= end_) {
+    return;
+  }
+  double share = pinned(p, stop, n, broken);
+  double connections = rate_r_ * share / std::max(o_.connection_rate, 1e-9);
+  double stale =
+      o_.stale_check == StaleCheck::none ? connections : rate_r_ * share * o_.stale_window;
+  add_point(index, broken, stale, Hole::keepalive_stale, Outcome::closed_before_response);
+  if (broken < stop) {
+    // Their clients reconnect through a router that may pick the same dead pod again.
+    double again = n > 1 ? connections * (1.0 / n) / (1 - 1.0 / n) : connections;
+    add_point(index, broken, again, Hole::deregistration_race, Outcome::connect_refused);
+  }
+}
+
+// Traffic a router sends a new pod after it applied its Ready, before the app can serve.
+void Accountant::new_pod(size_t index) {
+  const PodTimeline& p = control_.pods[index];
+  if (p.ready_write < 0 || o_.dataplane == Dataplane::cloud_lb) {
+    return;  // the LB's own health check keeps unready targets out
+  }
+  double from = applied_[static_cast<size_t>(p.ready_write)];
+  if (p.serving_from > from) {
+    double density = rate_r_ / std::max(1, view(from));
+    add_window(index, from, p.serving_from, density, Hole::readiness_lies, Outcome::http_503);
+  }
+}
+
+// Stretches in which the router has no usable endpoint at all: everything fails.
+void Accountant::no_endpoints() {
+  Outcome outcome = l4_ ? Outcome::connect_refused : Outcome::http_503;
+  for (size_t w = 0; w < applied_.size(); ++w) {
+    if (view(applied_[w]) == 0) {
+      double to = w + 1 < applied_.size() ? applied_[w + 1] : end_;
+      out_.tally.add_window(applied_[w], to, rate_r_, Hole::capacity_dip, outcome);
+    }
+  }
+}
+
+void Accountant::build_refusing(int r) {
+  refuse_starts_.clear();
+  refuse_ends_.clear();
+  for (const PodTimeline& p : control_.pods) {
+    double stop = p.old ? stop_of(r, p) : kNever;
+    if (p.old && stop > p.refuse_from) {
+      refuse_starts_.push_back(p.refuse_from);
+      refuse_ends_.push_back(stop);
+    }
+  }
+  std::sort(refuse_starts_.begin(), refuse_starts_.end());
+  std::sort(refuse_ends_.begin(), refuse_ends_.end());
+}
+
+int Accountant::refusing(double t) const {
+  auto started = std::upper_bound(refuse_starts_.begin(), refuse_starts_.end(), t);
+  auto ended = std::upper_bound(refuse_ends_.begin(), refuse_ends_.end(), t);
+  return static_cast<int>((started - refuse_starts_.begin()) - (ended - refuse_ends_.begin()));
+}
+
+void Accountant::sample_events(int r) {
+  std::string name = routers_.name(r);
+  auto emit = [&](const PodTimeline& p, int write, record::Conditions c, const char* what) {
+    if (write < 0 || applied_[static_cast<size_t>(write)] >= end_) {
+      return;
+    }
+    record::Event e;
+    e.t = micros(applied_[static_cast<size_t>(write)]);
+    e.kind = record::EventKind::router_applied;
+    e.pod = p.name;
+    e.router = name;
+    e.conditions = c;
+    e.detail = what;
+    out_.router_events.push_back(std::move(e));
+  };
+  for (const PodTimeline& p : control_.pods) {
+    emit(p, p.ready_write, {true, true, false}, "ready");
+    emit(p, p.term_write, {false, true, true}, "terminating");
+    emit(p, p.remove_write, {}, "removed");
+  }
+}
+
+void Accountant::router(int r) {
+  routers_.apply_times(r, applied_, out_.events);
+  if (o_.dataplane == Dataplane::ingress_nginx) {
+    build_refusing(r);
+  }
+  for (size_t i = 0; i < control_.pods.size(); ++i) {
+    const PodTimeline& p = control_.pods[i];
+    if (p.old && p.deletion < end_) {
+      old_pod(r, i);
+    } else if (!p.old) {
+      new_pod(i);
+    }
+  }
+  no_endpoints();
+  int step = std::max(1, routers_.count() / std::max(1, o_.sample_routers));
+  if (o_.record_events && r % step == 0 && r / step < o_.sample_routers) {
+    sample_events(r);
+  }
+}
+
+Traffic Accountant::run() {
+  for (int r = 0; r < routers_.count(); ++r) {
+    router(r);
+  }
+  std::stable_sort(out_.router_events.begin(), out_.router_events.end(),
+                   [](const record::Event& a, const record::Event& b) { return a.t < b.t; });
+  return std::move(out_);
+}
+
+}  // namespace
+
+Traffic account_traffic(const Options& options, const ControlPlane& control, const Routers& routers,
+                        double end) {
+  Accountant accountant(options, control, routers, end);
+  return accountant.run();
+}
+
+}  // namespace zerodrop::sim

@@ -1,0 +1,148 @@
+#include "sim/simulator.h"
+
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+
+namespace zerodrop::sim {
+namespace {
+
+using record::Hole;
+
+Options lab_scenario() {
+  Options o;
+  o.profile = load_profile("lab");
+  o.nodes = 3;
+  o.replicas = 3;
+  o.rate = 200;
+  o.keepalive = Keepalive::off;
+  return o;
+}
+
+uint64_t failures(const Result& r, Hole h) {
+  return r.failures[static_cast<size_t>(h)];
+}
+
+TEST(Simulator, SameSeedSameRecord) {
+  Options o = lab_scenario();
+  o.seed = 9;
+  Result a = simulate(o), b = simulate(o);
+  ASSERT_EQ(a.record.buckets.size(), b.record.buckets.size());
+  for (size_t i = 0; i < a.record.buckets.size(); ++i) {
+    EXPECT_EQ(a.record.buckets[i].requests, b.record.buckets[i].requests);
+    EXPECT_EQ(a.record.buckets[i].failures_by_hole, b.record.buckets[i].failures_by_hole);
+  }
+  ASSERT_EQ(a.record.events.size(), b.record.events.size());
+  for (size_t i = 0; i < a.record.events.size(); ++i) {
+    EXPECT_EQ(a.record.events[i].t, b.record.events[i].t);
+    EXPECT_EQ(a.record.events[i].pod, b.record.events[i].pod);
+  }
+  o.seed = 10;
+  Result c = simulate(o);
+  EXPECT_NE(a.failed, c.failed);
+}
+
+TEST(Simulator, NaiveAppWithoutPreStopRacesDeregistration) {
+  Result r = simulate(lab_scenario());
+  // 3 pods x 3 routers x ~66 req/s x ~2 s / ~3.5 endpoints: about 340 refusals.
+  EXPECT_GT(failures(r, Hole::deregistration_race), 150u);
+  EXPECT_LT(failures(r, Hole::deregistration_race), 700u);
+  EXPECT_EQ(r.record.engine, "sim");
+  EXPECT_GT(r.requests, 1000u);
+}
+
+TEST(Simulator, GracefulAppWithLongPreStopDropsNothing) {
+  Options o = lab_scenario();
+  o.app = App::graceful;
+  o.prestop = 5;  // propagation is at most 3 s
+  o.keepalive = Keepalive::on;
+  Result r = simulate(o);
+  EXPECT_EQ(r.failed, 0u);
+  EXPECT_LT(r.expected[static_cast<size_t>(Hole::deregistration_race)], 1e-9);
+}
+
+TEST(Simulator, TcpReadinessWithWarmUpLies) {
+  Options o = lab_scenario();
+  o.app = App::graceful;
+  o.prestop = 5;
+  o.readiness = Readiness::lies;
+  o.warmup = Distribution::fixed(4);
+  Result r = simulate(o);
+  EXPECT_GT(failures(r, Hole::readiness_lies), 50u);
+  o.readiness = Readiness::probed;
+  EXPECT_EQ(failures(simulate(o), Hole::readiness_lies), 0u);
+}
+
+TEST(Simulator, ShortGraceCutsALongDrain) {
+  Options o = lab_scenario();
+  o.app = App::close_listener;
+  o.prestop = 4;
+  o.grace = 5;  // KILL 2 s after TERM
+  o.drain = Distribution::fixed(10);
+  o.request_duration = Distribution::quantiles(2, 20);
+  Result r = simulate(o);
+  EXPECT_GT(failures(r, Hole::grace_overrun), 0u);
+}
+
+TEST(Simulator, OneReplicaWithMaxUnavailableOneHasNoEndpointsAtAnIngress) {
+  Options o = lab_scenario();
+  o.replicas = 1;
+  o.max_surge = "0";
+  o.max_unavailable = "1";
+  o.app = App::graceful;
+  o.prestop = 5;
+  o.profile = load_profile("gke");
+  o.dataplane = Dataplane::ingress_nginx;  // skips ready=false: no endpoint until the new pod
+  Result r = simulate(o);
+  EXPECT_GT(failures(r, Hole::capacity_dip), 100u);
+  // kube-proxy falls back to the serving-terminating pod, which still serves (KEP-1669).
+  o.dataplane = Dataplane::iptables;
+  EXPECT_EQ(simulate(o).failed, 0u);
+}
+
+TEST(Simulator, KeepaliveClientsThatDoNotCheckBreakOnExit) {
+  Options o = lab_scenario();
+  o.keepalive = Keepalive::on;
+  o.stale_check = StaleCheck::none;
+  o.prestop = 5;
+  Result r = simulate(o);
+  EXPECT_GT(failures(r, Hole::keepalive_stale), 0u);
+  o.stale_check = StaleCheck::detects;
+  EXPECT_LT(simulate(o).expected[static_cast<size_t>(Hole::keepalive_stale)], 1.0);
+}
+
+TEST(Simulator, IngressRetriesHideASingleRefusingPod) {
+  Options o = lab_scenario();
+  o.profile = load_profile("gke");
+  o.dataplane = Dataplane::ingress_nginx;
+  o.replicas = 6;
+  o.max_surge = "1";
+  o.max_unavailable = "0";
+  Result r = simulate(o);
+  EXPECT_EQ(failures(r, Hole::deregistration_race), 0u);
+  EXPECT_EQ(r.routers, 2);
+  EXPECT_GT(r.propagation.p50, 0.5);  // rate limit and worker poll add on top
+}
+
+TEST(Simulator, RecordHasPodLifecycleAndRouterEvents) {
+  Result r = simulate(lab_scenario());
+  auto count = [&](record::EventKind k) {
+    return std::count_if(r.record.events.begin(), r.record.events.end(),
+                         [&](const record::Event& e) { return e.kind == k; });
+  };
+  EXPECT_EQ(count(record::EventKind::deletion_started), 3);
+  EXPECT_EQ(count(record::EventKind::pod_ready), 3);
+  EXPECT_GE(count(record::EventKind::router_applied), 9);
+  EXPECT_EQ(r.record.scenario.at("prestop"), "none");
+}
+
+TEST(Simulator, RejectsNonsense) {
+  Options o = lab_scenario();
+  o.nodes = 0;
+  EXPECT_THROW(simulate(o), Error);
+}
+
+}  // namespace
+}  // namespace zerodrop::sim
