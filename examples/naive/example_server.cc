@@ -5,6 +5,8 @@
 #include <memory>
 #include <unordered_set>
 
+// Asio trips -Wnull-dereference at -O2 (false positives inside io_context; GCC 12).
+#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>

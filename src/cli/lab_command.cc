@@ -1,14 +1,295 @@
-#include <CLI/CLI.hpp>
+// zerodrop lab: flags -> lab::Options -> lab::run() -> diagnose -> report.
+#include <limits.h>
+#include <unistd.h>
 
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "base/duration.h"
 #include "base/error.h"
+#include "base/exit_code.h"
+#include "base/parse.h"
+#include "base/subprocess.h"
 #include "cli/command.h"
+#include "diagnose/diagnose.h"
+#include "lab/demo.h"
+#include "lab/lab.h"
+#include "lab/manifest.h"
+#include "report/report.h"
 
 namespace zerodrop::cli {
+namespace {
 
-// Placeholder until the lab component lands; replaced by its owner.
+constexpr const char* kFooter = R"(
+Pods run COMMAND with {port}, {ip} and {name} replaced, env PORT, POD_IP, POD_NAME set, each
+on its own 127.x.y.z. preStop counts against --grace; the stop signal follows it; SIGKILL comes
+max(2s, grace - whole seconds of preStop) later. Routers apply each endpoint change after their
+own propagation delay and stop sending new connections at the first update that marks a pod
+terminating (serving-terminating endpoints only when no ready one is left).
+
+Durations take units: 1.5s, 300ms, 2m. Exit: 0 no request failed, 1 some failed, 2 bad input,
+130 interrupted (pods killed, records written).
+
+Examples:
+  zerodrop lab -- ./server --port {port}
+  zerodrop lab --prestop sleep:5s --grace 20s --dataplane l7 -- ./server --listen {ip}:{port}
+  zerodrop lab -f k8s/deploy.yaml --propagation p50=1s,p99=6s -- ./server
+  zerodrop lab --action scale-down 1 --no-keepalive -- python3 -m http.server {port} --bind {ip}
+  zerodrop lab --demo)";
+
+// Flag values as text, converted with base/parse.h so that errors name the flag.
+struct Flags {
+  std::vector<std::string> command;
+  std::string manifest, container;
+  std::string replicas = "3", max_surge = "25%", max_unavailable = "25%", min_ready = "0s";
+  std::string prestop = "none", grace = "30s", stop_signal = "TERM", port = "0";
+  std::string readiness = "tcp", readiness_period = "1s", readiness_timeout = "1s";
+  std::string readiness_delay = "0s", readiness_success = "1", readiness_failure = "3";
+  std::string liveness = "none", liveness_period = "1s", liveness_timeout = "1s";
+  std::string liveness_delay = "0s", liveness_failure = "3";
+  std::string nodes = "3", propagation = "1s", seed = "1", dataplane = "l4", retries = "0";
+  std::vector<std::string> action = {"restart"};
+  std::string rate = "200", connections = "64", method = "GET", path = "/", timeout = "10s";
+  bool no_keepalive = false;
+  bool keepalive = false;
+  std::string warmup = "2s", tail = "3s", ready_timeout = "30s", out;
+  bool demo = false;
+  std::string router_only, listen = "127.0.0.1:0", backend;
+};
+
+void add_flags(CLI::App& app, Flags& f) {
+  app.add_option("-f,--file", f.manifest,
+                 "read replicas, strategy, preStop, grace, probes and "
+                 "port from the first workload of this manifest; flags override it");
+  app.add_option("--container", f.container, "the manifest's container (default: the first)");
+  app.add_option("--replicas", f.replicas, "pods")->capture_default_str();
+  app.add_option("--max-surge", f.max_surge, "extra pods during the rollout (N or %, rounded up)")
+      ->capture_default_str();
+  app.add_option("--max-unavailable", f.max_unavailable,
+                 "pods that may be unavailable (N or %, rounded down)")
+      ->capture_default_str();
+  app.add_option("--min-ready", f.min_ready, "minReadySeconds (duration)")->capture_default_str();
+  app.add_option("--prestop", f.prestop, "none | sleep:DURATION | exec:'cmd args' | http:/path")
+      ->capture_default_str();
+  app.add_option("--grace", f.grace, "terminationGracePeriodSeconds (duration)")
+      ->capture_default_str();
+  app.add_option("--stop-signal", f.stop_signal, "signal sent after preStop")
+      ->capture_default_str();
+  app.add_option("--port", f.port, "port every pod listens on (0 = a free one)")
+      ->capture_default_str();
+  app.add_option("--readiness", f.readiness, "http:/path | tcp | exec:'cmd args' | none")
+      ->capture_default_str();
+  app.add_option("--readiness-period", f.readiness_period, "probe period (Kubernetes: 10s)")
+      ->capture_default_str();
+  app.add_option("--readiness-timeout", f.readiness_timeout, "probe timeout")
+      ->capture_default_str();
+  app.add_option("--readiness-delay", f.readiness_delay, "initialDelaySeconds")
+      ->capture_default_str();
+  app.add_option("--readiness-success", f.readiness_success, "successThreshold")
+      ->capture_default_str();
+  app.add_option("--readiness-failure", f.readiness_failure, "failureThreshold")
+      ->capture_default_str();
+  app.add_option("--liveness", f.liveness, "http:/path | tcp | exec:'cmd args' | none")
+      ->capture_default_str();
+  app.add_option("--liveness-period", f.liveness_period, "probe period")->capture_default_str();
+  app.add_option("--liveness-timeout", f.liveness_timeout, "probe timeout")->capture_default_str();
+  app.add_option("--liveness-delay", f.liveness_delay, "initialDelaySeconds")
+      ->capture_default_str();
+  app.add_option("--liveness-failure", f.liveness_failure, "failureThreshold")
+      ->capture_default_str();
+  app.add_option("--nodes", f.nodes, "routers, one per node")->capture_default_str();
+  app.add_option("--propagation", f.propagation, "2s | 1s..4s | p50=1s,p99=6s")
+      ->capture_default_str();
+  app.add_option("--seed", f.seed, "seed of the propagation delays")->capture_default_str();
+  app.add_option("--dataplane", f.dataplane, "l4 (kube-proxy) | l7 (ingress)")
+      ->capture_default_str();
+  app.add_option("--retries", f.retries, "l7: retries on connect failure, idempotent methods")
+      ->capture_default_str();
+  app.add_option("--action", f.action, "restart | scale-down N | delete-pod")
+      ->expected(1, 2)
+      ->capture_default_str();
+  app.add_option("--rate", f.rate, "requests per second over all routers")->capture_default_str();
+  app.add_option("--connections", f.connections, "maximum concurrent connections")
+      ->capture_default_str();
+  app.add_flag("--no-keepalive", f.no_keepalive, "a new connection per request");
+  app.add_flag("--keepalive", f.keepalive, "reuse connections (the default)");
+  app.add_option("--method", f.method, "HTTP method")->capture_default_str();
+  app.add_option("--path", f.path, "request path")->capture_default_str();
+  app.add_option("--timeout", f.timeout, "whole-request timeout")->capture_default_str();
+  app.add_option("--warmup", f.warmup, "load before the action")->capture_default_str();
+  app.add_option("--tail", f.tail, "load after the last deleted pod exited")->capture_default_str();
+  app.add_option("--ready-timeout", f.ready_timeout, "wait this long for the first pods")
+      ->capture_default_str();
+  app.add_option("--out", f.out, "run folder (default: a new folder under $TMPDIR)");
+  app.add_flag("--demo", f.demo, "naive, close-listener and graceful side by side");
+  app.add_option("--router-only", f.router_only, "")->group("");  // bench/lab_overhead.sh
+  app.add_option("--listen", f.listen, "")->group("");
+  app.add_option("--backend", f.backend, "")->group("");
+  app.add_option("command", f.command, "COMMAND ARGS… (after --)");
+}
+
+Duration dur(const std::string& text, const char* what) {
+  return parse_duration(text, what);
+}
+
+int integer(const std::string& text, const char* what, int64_t min, int64_t max) {
+  return static_cast<int>(parse_integer(text, what, min, max));
+}
+
+// Applies `flag` only when given on the command line, so that a manifest's values stay.
+template <typename F>
+void given(const CLI::App& app, const char* flag, F apply) {
+  if (app.count(flag) > 0) {
+    apply();
+  }
+}
+
+void apply_probe_flags(const CLI::App& app, const Flags& f, lab::Options& o) {
+  lab::ProbeSpec& r = o.pod.readiness;
+  given(app, "--readiness", [&] { r = lab::parse_probe(f.readiness, "--readiness"); });
+  given(app, "--readiness-period",
+        [&] { r.period = dur(f.readiness_period, "--readiness-period"); });
+  given(app, "--readiness-timeout",
+        [&] { r.timeout = dur(f.readiness_timeout, "--readiness-timeout"); });
+  given(app, "--readiness-delay",
+        [&] { r.initial_delay = dur(f.readiness_delay, "--readiness-delay"); });
+  given(app, "--readiness-success", [&] {
+    r.success_threshold = integer(f.readiness_success, "--readiness-success", 1, 1000);
+  });
+  given(app, "--readiness-failure", [&] {
+    r.failure_threshold = integer(f.readiness_failure, "--readiness-failure", 1, 1000);
+  });
+  lab::ProbeSpec& l = o.pod.liveness;
+  given(app, "--liveness", [&] { l = lab::parse_probe(f.liveness, "--liveness"); });
+  given(app, "--liveness-period", [&] { l.period = dur(f.liveness_period, "--liveness-period"); });
+  given(app, "--liveness-timeout",
+        [&] { l.timeout = dur(f.liveness_timeout, "--liveness-timeout"); });
+  given(app, "--liveness-delay",
+        [&] { l.initial_delay = dur(f.liveness_delay, "--liveness-delay"); });
+  given(app, "--liveness-failure",
+        [&] { l.failure_threshold = integer(f.liveness_failure, "--liveness-failure", 1, 1000); });
+}
+
+void apply_action(const Flags& f, lab::Options& o) {
+  std::string verb = f.action.at(0);
+  std::string count = f.action.size() > 1 ? f.action[1] : "";
+  if (size_t sep = verb.find_first_of(":="); sep != std::string::npos) {
+    count = verb.substr(sep + 1);
+    verb = verb.substr(0, sep);
+  }
+  if (verb == "restart" && count.empty()) {
+    o.action = lab::Action::restart;
+  } else if (verb == "delete-pod" && count.empty()) {
+    o.action = lab::Action::delete_pod;
+  } else if (verb == "scale-down" && !count.empty()) {
+    o.action = lab::Action::scale_down;
+    o.scale_to = integer(count, "--action scale-down", 0, o.replicas);
+  } else {
+    throw Error(fmt::format("--action: expected restart, scale-down N or delete-pod, got '{}'",
+                            fmt::join(f.action, " ")));
+  }
+}
+
+lab::Options to_options(const CLI::App& app, const Flags& f) {
+  lab::Options o;
+  o.pod.readiness = lab::parse_probe("tcp", "--readiness");
+  if (!f.manifest.empty()) {
+    lab::apply_manifest(f.manifest, f.container, o);
+  }
+  if (f.command.empty()) {
+    throw Error(
+        "no command: give the server to run after --, e.g. "
+        "'zerodrop lab -- ./server --port {port}'");
+  }
+  o.pod.command = f.command;
+  given(app, "--replicas", [&] { o.replicas = integer(f.replicas, "--replicas", 1, 1000); });
+  given(app, "--max-surge", [&] { o.max_surge = f.max_surge; });
+  given(app, "--max-unavailable", [&] { o.max_unavailable = f.max_unavailable; });
+  given(app, "--min-ready", [&] { o.min_ready = dur(f.min_ready, "--min-ready"); });
+  given(app, "--prestop", [&] { o.pod.prestop = lab::parse_hook(f.prestop, "--prestop"); });
+  given(app, "--grace", [&] { o.pod.grace = dur(f.grace, "--grace"); });
+  given(app, "--port",
+        [&] { o.pod.port = static_cast<uint16_t>(integer(f.port, "--port", 0, 65535)); });
+  std::optional<int> signal = signal_from_name(f.stop_signal);
+  if (!signal) {
+    throw Error(fmt::format("--stop-signal: unknown signal '{}'", f.stop_signal));
+  }
+  o.pod.stop_signal = *signal;
+  if (o.pod.port == 0 || (f.manifest.empty() && app.count("--port") == 0)) {
+    o.pod.port = lab::pick_free_port();
+  }
+  apply_probe_flags(app, f, o);
+  o.nodes = integer(f.nodes, "--nodes", 1, 64);
+  o.propagation = lab::parse_propagation(f.propagation, "--propagation");
+  o.seed = static_cast<uint64_t>(parse_integer(f.seed, "--seed", 0, INT64_MAX));
+  if (f.dataplane != "l4" && f.dataplane != "l7") {
+    throw Error(fmt::format("--dataplane: expected l4 or l7, got '{}'", f.dataplane));
+  }
+  o.dataplane = f.dataplane == "l4" ? lab::Dataplane::l4 : lab::Dataplane::l7;
+  o.retries = integer(f.retries, "--retries", 0, 100);
+  apply_action(f, o);
+  o.load.rate = parse_number(f.rate, "--rate");
+  o.load.connections = static_cast<uint32_t>(integer(f.connections, "--connections", 1, 100000));
+  o.load.keepalive = f.no_keepalive && !f.keepalive ? load::Keepalive::off : load::Keepalive::on;
+  o.load.timeout = dur(f.timeout, "--timeout");
+  o.method = f.method;
+  o.path = f.path.empty() || f.path[0] != '/' ? "/" + f.path : f.path;
+  o.warmup = dur(f.warmup, "--warmup");
+  o.tail = dur(f.tail, "--tail");
+  o.ready_timeout = dur(f.ready_timeout, "--ready-timeout");
+  o.out_dir = f.out;
+  o.live = ::isatty(STDERR_FILENO) != 0;
+  return o;
+}
+
+// The folder of this binary: the demo's example servers are in its examples/ sibling.
+std::string own_dir() {
+  char path[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  std::string exe = n > 0 ? std::string(path, static_cast<size_t>(n)) : ".";
+  return exe.substr(0, exe.rfind('/'));
+}
+
+int run_lab(const CLI::App& app, const Flags& f) {
+  if (!f.router_only.empty()) {
+    lab::run_router_only(f.router_only == "l7" ? lab::Dataplane::l7 : lab::Dataplane::l4, f.listen,
+                         f.backend);
+    return to_int(ExitCode::ok);
+  }
+  if (f.demo) {
+    std::string out = f.out.empty() ? "" : f.out;
+    if (out.empty()) {
+      char pattern[] = "/tmp/zerodrop-demo-XXXXXX";
+      out = ::mkdtemp(pattern) != nullptr ? pattern : "/tmp";
+    }
+    return lab::run_demo(own_dir() + "/examples", out, std::cout);
+  }
+  lab::Options options = to_options(app, f);
+  std::cerr << "zerodrop lab: run folder " << (options.out_dir.empty() ? "(new)" : options.out_dir)
+            << "\n";
+  lab::Result result = lab::run(options);
+  diagnose::Diagnosis diagnosis = diagnose::diagnose(result.run, {});
+  report::print_terminal(std::cout, result.run, diagnosis, {}, report::is_terminal(stdout));
+  report::write_reports(result.out_dir, result.run, diagnosis);
+  report::write_run_json(result.out_dir, result.run);
+  std::cout << "run folder: " << result.out_dir << "\n";
+  if (result.interrupted) {
+    return to_int(ExitCode::interrupted);
+  }
+  return to_int(diagnosis.verdict == diagnose::Verdict::pass ? ExitCode::ok : ExitCode::failed);
+}
+
+}  // namespace
+
 Runner setup_lab(CLI::App& app) {
-  app.allow_extras();
-  return [] () -> int { throw Error("'zerodrop lab' is not built yet"); };
+  auto flags = std::make_shared<Flags>();
+  add_flags(app, *flags);
+  app.footer(kFooter);
+  return [&app, flags]() -> int {
+    return run_lab(app, *flags);
+  };
 }
 
 }  // namespace zerodrop::cli

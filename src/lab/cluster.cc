@@ -1,0 +1,160 @@
+// Asio trips -Wnull-dereference at -O2 (false positives inside io_context; GCC 12).
+#pragma GCC diagnostic ignored "-Wnull-dereference"
+#include "lab/cluster.h"
+
+#include <algorithm>
+
+#include <boost/asio/io_context.hpp>
+#include <fmt/format.h>
+
+#include "lab/endpoint_controller.h"
+#include "lab/recorder.h"
+
+namespace zerodrop::lab {
+
+using record::EventKind;
+
+Cluster::Cluster(boost::asio::io_context& io, Recorder& recorder, const PodSpec& spec,
+                 EndpointController& endpoints, RolloutLimits limits, Duration min_ready,
+                 std::string ip_prefix)
+    : io_(io),
+      recorder_(recorder),
+      spec_(spec),
+      endpoints_(endpoints),
+      limits_(limits),
+      min_ready_(min_ready),
+      ip_prefix_(std::move(ip_prefix)) {}
+
+Cluster::~Cluster() {
+  kill_all("the lab ends");
+}
+
+void Cluster::create_initial_pods() {
+  for (int i = 0; i < limits_.replicas; ++i) {
+    add_pod(revision_);
+  }
+}
+
+Pod& Cluster::add_pod(int revision) {
+  int index = next_index_++;
+  std::string ip = fmt::format("{}{}.{}", ip_prefix_, index / 250, index % 250 + 2);
+  size_t slot = pods_.size();  // pods are never erased, so the slot stays valid
+  pods_.push_back(std::make_unique<Pod>(io_, recorder_, spec_, fmt::format("pod-{}", index), ip,
+                                        revision, [this, slot] { publish(*pods_[slot]); }));
+  Pod& pod = *pods_.back();
+  pod.start();
+  publish(pod);
+  return pod;
+}
+
+void Cluster::publish(const Pod& pod) {
+  if (pod.gone()) {
+    endpoints_.remove(pod.name());
+    return;
+  }
+  endpoints_.publish(
+      {pod.name(), pod.ip(), spec_.port, conditions_of(pod.ready(), pod.terminating())});
+}
+
+bool Cluster::all_ready() const {
+  return std::all_of(pods_.begin(), pods_.end(),
+                     [](const auto& p) { return p->gone() || p->ready(); });
+}
+
+std::vector<PodView> Cluster::views() const {
+  std::vector<PodView> out;
+  record::Micros now = recorder_.now();
+  for (const auto& p : pods_) {
+    if (p->gone()) {
+      continue;
+    }
+    std::optional<record::Micros> since = p->ready_since();
+    bool available = p->ready() && !p->terminating() && since && now - *since >= min_ready_;
+    out.push_back({p->name(), p->revision(), p->terminating(), available});
+  }
+  return out;
+}
+
+void Cluster::start(Action action, int scale_to) {
+  started_ = true;
+  switch (action) {
+    case Action::restart:
+      ++revision_;
+      recorder_.pod_event(EventKind::rollout_started, "",
+                          fmt::format("rollout restart to revision {}: maxSurge {}, "
+                                      "maxUnavailable {}",
+                                      revision_, limits_.max_surge, limits_.max_unavailable));
+      break;
+    case Action::scale_down: {
+      recorder_.pod_event(EventKind::rollout_started, "",
+                          fmt::format("scale from {} to {}", limits_.replicas, scale_to));
+      limits_.replicas = scale_to;
+      // ReplicaSet scale-down deletes the most recently created pods (views() is in creation
+      // order) first.
+      std::vector<PodView> live = views();
+      RolloutPlan plan;
+      for (size_t i = static_cast<size_t>(std::max(0, scale_to)); i < live.size(); ++i) {
+        plan.remove.push_back(live[i].name);
+      }
+      apply(plan);
+      break;
+    }
+    case Action::delete_pod: {
+      std::vector<PodView> live = views();
+      recorder_.pod_event(EventKind::rollout_started, "", "delete one pod");
+      if (!live.empty()) {
+        apply({0, {live.front().name}});
+      }
+      break;
+    }
+  }
+}
+
+void Cluster::apply(const RolloutPlan& plan) {
+  for (int i = 0; i < plan.create; ++i) {
+    Pod& pod = add_pod(revision_);
+    recorder_.pod_event(EventKind::rollout_step, pod.name(),
+                        fmt::format("created {} (revision {})", pod.name(), revision_));
+  }
+  for (const std::string& name : plan.remove) {
+    auto it =
+        std::find_if(pods_.begin(), pods_.end(), [&](const auto& p) { return p->name() == name; });
+    recorder_.pod_event(EventKind::rollout_step, name, fmt::format("deleting {}", name));
+    (*it)->delete_pod();
+  }
+}
+
+bool Cluster::reconcile() {
+  std::vector<PodView> live = views();
+  apply(plan_rollout(live, revision_, limits_));
+  if (!started_) {
+    return false;
+  }
+  if (!finished_ && rollout_complete(views(), revision_, limits_.replicas)) {
+    finished_ = true;
+    recorder_.pod_event(
+        EventKind::rollout_finished, "",
+        fmt::format("{} pods of revision {} available", limits_.replicas, revision_));
+  }
+  return finished_ && terminating_count() == 0;
+}
+
+void Cluster::kill_all(const std::string& why) {
+  for (const auto& p : pods_) {
+    if (!p->gone()) {
+      p->kill_now(why);
+    }
+  }
+}
+
+int Cluster::ready_count() const {
+  return static_cast<int>(std::count_if(
+      pods_.begin(), pods_.end(), [](const auto& p) { return p->ready() && !p->terminating(); }));
+}
+
+int Cluster::terminating_count() const {
+  return static_cast<int>(std::count_if(
+      pods_.begin(), pods_.end(), [](const auto& p) { return p->terminating() && !p->gone(); }));
+}
+
+}  // namespace zerodrop::lab

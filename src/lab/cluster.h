@@ -1,0 +1,69 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lab/pod.h"
+#include "lab/rollout.h"
+
+namespace boost::asio {
+class io_context;
+}  // namespace boost::asio
+
+namespace zerodrop::lab {
+
+class EndpointController;
+class Recorder;
+
+// What the lab does to the running workload.
+enum class Action {
+  restart,     // kubectl rollout restart: every pod replaced by a new revision
+  scale_down,  // kubectl scale --replicas N: the newest pods are deleted at once
+  delete_pod,  // kubectl delete pod: one pod deleted, its ReplicaSet replaces it
+};
+
+// The control plane of the emulated cluster: the pods (kubelet), the Deployment / ReplicaSet
+// controller and the feed of pod states into the endpoint controller. Control thread only.
+class Cluster {
+public:
+  // `ip_prefix` is "127.B." (pods get 127.B.C.D). Pods are named pod-1, pod-2, …
+  Cluster(boost::asio::io_context& io, Recorder& recorder, const PodSpec& spec,
+          EndpointController& endpoints, RolloutLimits limits, Duration min_ready,
+          std::string ip_prefix);
+  ~Cluster();
+
+  // Creates `replicas` pods of revision 1. Throws Error when the command cannot run.
+  void create_initial_pods();
+  bool all_ready() const;
+  // Starts the action (records rollout_started).
+  void start(Action action, int scale_to);
+  // One reconcile; true once the action is complete and every deleted pod is gone.
+  bool reconcile();
+  // SIGKILLs every pod still running (the end of the run, or Ctrl-C).
+  void kill_all(const std::string& why);
+
+  int ready_count() const;
+  int terminating_count() const;
+
+private:
+  Pod& add_pod(int revision);
+  void publish(const Pod& pod);
+  std::vector<PodView> views() const;
+  void apply(const RolloutPlan& plan);
+
+  boost::asio::io_context& io_;
+  Recorder& recorder_;
+  PodSpec spec_;
+  EndpointController& endpoints_;
+  RolloutLimits limits_;
+  Duration min_ready_;
+  std::string ip_prefix_;
+  std::vector<std::unique_ptr<Pod>> pods_;
+  int revision_ = 1;
+  int next_index_ = 1;
+  bool started_ = false;
+  bool finished_ = false;
+};
+
+}  // namespace zerodrop::lab

@@ -1,0 +1,272 @@
+// Asio trips -Wnull-dereference at -O2 (false positives inside io_context; GCC 12).
+#pragma GCC diagnostic ignored "-Wnull-dereference"
+#include "lab/lab.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+
+#include <boost/asio.hpp>
+#include <fmt/format.h>
+
+#include "base/error.h"
+#include "base/parse.h"
+#include "base/subprocess.h"
+#include "lab/endpoint_controller.h"
+#include "lab/recorder.h"
+#include "lab/traffic.h"
+
+namespace zerodrop::lab {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+std::string make_run_dir(const std::string& wanted) {
+  if (!wanted.empty()) {
+    return wanted;
+  }
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern =
+      std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/zerodrop-lab-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw Error(fmt::format("cannot create a run folder like '{}'", pattern));
+  }
+  return pattern;
+}
+
+RolloutLimits resolve_limits(const Options& o) {
+  RolloutLimits limits;
+  limits.replicas = o.replicas;
+  limits.max_surge =
+      static_cast<int>(parse_int_or_percent(o.max_surge, "--max-surge", o.replicas, Round::up));
+  limits.max_unavailable = static_cast<int>(
+      parse_int_or_percent(o.max_unavailable, "--max-unavailable", o.replicas, Round::down));
+  if (limits.max_surge == 0 && limits.max_unavailable == 0) {
+    throw Error(
+        "--max-surge and --max-unavailable may not both be 0 (the rollout could not "
+        "progress)");
+  }
+  return limits;
+}
+
+// Pods get 127.B.C.D with B chosen per process, so that labs running side by side (tests) do
+// not share addresses.
+std::string ip_prefix() {
+  return fmt::format("127.{}.", 20 + ::getpid() % 200);
+}
+
+std::vector<std::unique_ptr<Router>> start_routers(const Options& o, Recorder& recorder) {
+  std::vector<std::unique_ptr<Router>> routers;
+  for (int i = 1; i <= o.nodes; ++i) {
+    RouterOptions r;
+    r.name = fmt::format("node-{}", i);
+    r.dataplane = o.dataplane;
+    r.retries = o.retries;
+    r.seed = o.seed * 1000 + static_cast<uint64_t>(i);
+    routers.push_back(Router::start(r, &recorder));
+  }
+  return routers;
+}
+
+std::vector<Router*> raw(const std::vector<std::unique_ptr<Router>>& routers) {
+  std::vector<Router*> out;
+  for (const auto& r : routers) {
+    out.push_back(r.get());
+  }
+  return out;
+}
+
+// Runs the control loop in 20 ms slices until `done` holds or `limit` passes; false on timeout.
+bool run_until(asio::io_context& io, const std::function<bool()>& done, Duration limit) {
+  auto guard = asio::make_work_guard(io);
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      return false;
+    }
+    io.run_for(20ms);
+  }
+  return true;
+}
+
+// The live line: once a second on a terminal.
+class LiveLine {
+public:
+  explicit LiveLine(bool enabled) : enabled_(enabled) {}
+
+  void update(double t, const Traffic& traffic, const Cluster& cluster, const char* phase) {
+    if (!enabled_ || t < next_) {
+      return;
+    }
+    next_ = t + 1;
+    std::fprintf(stderr,
+                 "\r%6.1fs  %-8s requests %-8llu failed %-6llu pods ready %d, terminating %d   ", t,
+                 phase, static_cast<unsigned long long>(traffic.requests()),
+                 static_cast<unsigned long long>(traffic.failed()), cluster.ready_count(),
+                 cluster.terminating_count());
+  }
+
+  ~LiveLine() {
+    if (enabled_ && next_ > 0) {
+      std::fprintf(stderr, "\n");
+    }
+  }
+
+private:
+  bool enabled_;
+  double next_ = 0;
+};
+
+// Warm-up, action, rollout until every deleted pod is gone, tail. Returns early on Ctrl-C or
+// when the load engine stops by itself.
+void drive(asio::io_context& io, const Options& o, Cluster& cluster, Traffic& traffic,
+           Recorder& recorder, const bool& interrupted) {
+  enum class Phase { warmup, rollout, tail };
+  Phase phase = Phase::warmup;
+  auto now = [] {
+    return std::chrono::steady_clock::now();
+  };
+  auto phase_end = now() + o.warmup;
+  auto give_up = phase_end + o.ready_timeout + 30 * o.pod.grace * std::max(1, o.replicas);
+  LiveLine live(o.live);
+  static constexpr const char* kNames[] = {"warm-up", "rollout", "tail"};
+  run_until(
+      io,
+      [&] {
+        live.update(to_seconds(recorder.now()), traffic, cluster, kNames[static_cast<int>(phase)]);
+        if (interrupted || traffic.finished()) {
+          return true;
+        }
+        bool settled = cluster.reconcile();
+        if (phase == Phase::warmup && now() >= phase_end) {
+          cluster.start(o.action, o.scale_to);
+          phase = Phase::rollout;
+        } else if (phase == Phase::rollout && settled) {
+          phase = Phase::tail;
+          phase_end = now() + o.tail;
+        } else if (phase == Phase::rollout && now() > give_up) {
+          recorder.pod_event(record::EventKind::note, "", "the rollout did not complete; stopping");
+          return true;
+        }
+        return phase == Phase::tail && now() >= phase_end;
+      },
+      std::chrono::hours(24 * 365));
+}
+
+}  // namespace
+
+namespace {
+
+std::pair<std::string, uint16_t> host_port(const std::string& text, const char* what) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos) {
+    throw Error(fmt::format("{}: expected HOST:PORT, got '{}'", what, text));
+  }
+  return {text.substr(0, colon),
+          static_cast<uint16_t>(parse_integer(text.substr(colon + 1), what, 0, 65535))};
+}
+
+}  // namespace
+
+void run_router_only(Dataplane dataplane, const std::string& listen, const std::string& backend) {
+  RouterOptions r;
+  r.dataplane = dataplane;
+  std::tie(r.listen_host, r.listen_port) = host_port(listen, "--listen");
+  auto [ip, port] = host_port(backend, "--backend");
+  std::unique_ptr<Router> router = Router::start(r, nullptr);
+  router->schedule({{"backend", ip, port, {true, true, false}}, false}, Duration(0));
+  std::printf("listening on %s:%u\n", r.listen_host.c_str(), router->port());
+  std::fflush(stdout);
+  asio::io_context io;
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([](boost::system::error_code, int) {});
+  io.run();
+}
+
+uint16_t pick_free_port() {
+  asio::io_context io;
+  asio::ip::tcp::acceptor acceptor(io, {asio::ip::make_address("127.0.0.1"), 0});
+  return acceptor.local_endpoint().port();
+}
+
+std::map<std::string, std::string> describe(const Options& o) {
+  std::map<std::string, std::string> s = o.scenario;
+  std::string command;
+  for (const std::string& a : o.pod.command) {
+    command += (command.empty() ? "" : " ") + a;
+  }
+  s["command"] = command;
+  s["replicas"] = std::to_string(o.replicas);
+  s["max_surge"] = o.max_surge;
+  s["max_unavailable"] = o.max_unavailable;
+  s["min_ready"] = format_duration(o.min_ready);
+  s["prestop"] = o.pod.prestop.describe();
+  s["grace"] = format_duration(o.pod.grace);
+  s["stop_signal"] = "SIG" + signal_name(o.pod.stop_signal);
+  s["readiness"] = o.pod.readiness.describe();
+  s["liveness"] = o.pod.liveness.describe();
+  s["port"] = std::to_string(o.pod.port);
+  s["nodes"] = std::to_string(o.nodes);
+  s["propagation"] = o.propagation.describe();
+  s["seed"] = std::to_string(o.seed);
+  s["dataplane"] = o.dataplane == Dataplane::l4 ? "l4" : "l7";
+  s["retries"] = std::to_string(o.retries);
+  s["action"] = o.action == Action::restart      ? "restart"
+                : o.action == Action::scale_down ? fmt::format("scale-down {}", o.scale_to)
+                                                 : "delete-pod";
+  s["rate"] = fmt::format("{}", o.load.rate);
+  s["keepalive"] = o.load.keepalive == load::Keepalive::on ? "on" : "off";
+  s["connections"] = std::to_string(o.load.connections);
+  s["method"] = o.method;
+  s["path"] = o.path;
+  s["warmup"] = format_duration(o.warmup);
+  s["tail"] = format_duration(o.tail);
+  return s;
+}
+
+Result run(const Options& o) {
+  // The run folder, the routers (one per node) and the control plane.
+  RolloutLimits limits = resolve_limits(o);
+  Result result;
+  result.out_dir = make_run_dir(o.out_dir);
+  SteadyClock clock;
+  Recorder recorder(result.out_dir, clock);
+  std::vector<std::unique_ptr<Router>> routers = start_routers(o, recorder);
+  asio::io_context io;
+  EndpointController endpoints(recorder, raw(routers), o.propagation, o.seed);
+  Cluster cluster(io, recorder, o.pod, endpoints, limits, o.min_ready, ip_prefix());
+  bool interrupted = false;
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](boost::system::error_code ec, int) { interrupted = !ec; });
+
+  // Start the pods; wait until they are ready and every router has applied it.
+  cluster.create_initial_pods();
+  bool ready = run_until(
+      io,
+      [&] { return interrupted || (cluster.all_ready() && clock.now() > endpoints.settled_at()); },
+      o.ready_timeout);
+  if (!ready) {
+    throw Error(fmt::format("the pods were not ready within {}; see their logs in {}/pods",
+                            format_duration(o.ready_timeout), result.out_dir));
+  }
+
+  // Send the load through the routers; warm up, act, wait for the rollout, then the tail.
+  Traffic traffic(o.load, o.method, o.path, routers, recorder);
+  if (!interrupted) {
+    traffic.start();
+    drive(io, o, cluster, traffic, recorder, interrupted);
+  }
+
+  // Stop the load, kill whatever still runs, and hand back what was recorded.
+  result.load = traffic.stop();
+  record::Micros end = recorder.now();
+  cluster.kill_all(interrupted ? "interrupted: the lab kills its pods" : "the run ends");
+  result.interrupted = interrupted;
+  result.run = recorder.snapshot(describe(o), end);
+  return result;
+}
+
+}  // namespace zerodrop::lab

@@ -1,0 +1,63 @@
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "lab/cluster.h"
+#include "lab/pod.h"
+#include "lab/propagation.h"
+#include "lab/router.h"
+#include "load/load.h"
+#include "record/run_record.h"
+
+namespace zerodrop::lab {
+
+// Everything a lab run needs: the workload, the emulated cluster, the traffic and the action.
+struct Options {
+  PodSpec pod;  // the command, port, preStop, grace, stop signal, probes
+  int replicas = 3;
+  std::string max_surge = "25%";        // absolute or percent of replicas, rounded up
+  std::string max_unavailable = "25%";  // absolute or percent of replicas, rounded down
+  Duration min_ready{0};                // minReadySeconds
+  int nodes = 3;                        // routers
+  Propagation propagation{Propagation::Kind::fixed, std::chrono::seconds(1), {}};
+  uint64_t seed = 1;
+  Dataplane dataplane = Dataplane::l4;
+  int retries = 0;  // l7 only
+  Action action = Action::restart;
+  int scale_to = 1;    // Action::scale_down
+  load::Options load;  // targets are filled in by the lab (one per router)
+  std::string method = "GET";
+  std::string path = "/";
+  Duration warmup = std::chrono::seconds(2);
+  Duration tail = std::chrono::seconds(3);
+  Duration ready_timeout = std::chrono::seconds(30);  // for the first pods
+  std::string out_dir;                                // empty: a new folder under $TMPDIR
+  bool live = false;                                  // a live line per second on stderr
+  std::map<std::string, std::string> scenario;        // extra entries for the report
+};
+
+struct Result {
+  record::RunRecord run;
+  load::Summary load;
+  std::string out_dir;
+  bool interrupted = false;  // SIGINT/SIGTERM: the pods were killed, the record is partial
+};
+
+// Runs the lab: starts the pods and routers, sends the load through the routers, performs the
+// action, waits for it and for every deleted pod to exit, then the tail. Writes events.ndjson,
+// requests.ndjson and the pod logs into the run folder as it goes. No child outlives the call.
+// Throws Error on bad options, a command that cannot run, or pods never ready.
+Result run(const Options& options);
+
+// Runs one router in front of a fixed backend ("HOST:PORT") until SIGINT or SIGTERM, for
+// bench/lab_overhead.sh. Prints "listening on HOST:PORT" on stdout once it accepts.
+void run_router_only(Dataplane dataplane, const std::string& listen, const std::string& backend);
+
+// A TCP port free on 127.0.0.1 right now (the kernel's choice), for the pods to listen on.
+uint16_t pick_free_port();
+
+// The scenario map the report shows (and diagnose reads): flags and workload settings.
+std::map<std::string, std::string> describe(const Options& options);
+
+}  // namespace zerodrop::lab

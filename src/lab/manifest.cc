@@ -1,0 +1,111 @@
+#include "lab/manifest.h"
+
+#include <fmt/format.h>
+
+#include "base/error.h"
+#include "kube/workload.h"
+
+namespace zerodrop::lab {
+namespace {
+
+const kube::Container& pick_container(const kube::Workload& w, const std::string& name,
+                                      const std::string& path) {
+  if (w.containers.empty()) {
+    throw Error(
+        fmt::format("{}: {} '{}' has no container", path, kube::to_string(w.kind), w.meta.name));
+  }
+  if (name.empty()) {
+    return w.containers.front();
+  }
+  for (const kube::Container& c : w.containers) {
+    if (c.name == name) {
+      return c;
+    }
+  }
+  throw Error(fmt::format("{}: {} '{}' has no container named '{}'", path, kube::to_string(w.kind),
+                          w.meta.name, name));
+}
+
+HookSpec hook_of(const kube::Handler& h, const std::string& path) {
+  HookSpec hook;
+  switch (h.kind) {
+    case kube::HandlerKind::sleep:
+      hook.kind = HookSpec::Kind::sleep;
+      hook.sleep = std::chrono::seconds(h.sleep_seconds);
+      return hook;
+    case kube::HandlerKind::exec:
+      hook.kind = HookSpec::Kind::exec;
+      hook.command = h.command;
+      return hook;
+    case kube::HandlerKind::http_get:
+      hook.kind = HookSpec::Kind::http;
+      hook.path = h.path.empty() ? "/" : h.path;
+      return hook;
+    default:
+      throw Error(
+          fmt::format("{}: preStop {} is not supported by the lab", path, kube::to_string(h.kind)));
+  }
+}
+
+ProbeSpec probe_of(const kube::Probe& p, const std::string& path) {
+  ProbeSpec probe;
+  switch (p.handler.kind) {
+    case kube::HandlerKind::http_get:
+      probe.kind = ProbeSpec::Kind::http;
+      probe.path = p.handler.path.empty() ? "/" : p.handler.path;
+      break;
+    case kube::HandlerKind::tcp_socket:
+      probe.kind = ProbeSpec::Kind::tcp;
+      break;
+    case kube::HandlerKind::exec:
+      probe.kind = ProbeSpec::Kind::exec;
+      probe.command = p.handler.command;
+      break;
+    default:
+      throw Error(fmt::format("{}: {} probes are not supported by the lab", path,
+                              kube::to_string(p.handler.kind)));
+  }
+  probe.initial_delay = std::chrono::seconds(p.initial_delay_seconds);
+  probe.period = std::chrono::seconds(p.period_seconds);
+  probe.timeout = std::chrono::seconds(p.timeout_seconds);
+  probe.success_threshold = static_cast<int>(p.success_threshold);
+  probe.failure_threshold = static_cast<int>(p.failure_threshold);
+  return probe;
+}
+
+}  // namespace
+
+void apply_manifest(const std::string& path, const std::string& container, Options& options) {
+  std::optional<kube::Workload> found = kube::first_workload(path);
+  if (!found) {
+    throw Error(fmt::format("{}: no Deployment, StatefulSet or other workload found", path));
+  }
+  const kube::Workload& w = *found;
+  const kube::Container& c = pick_container(w, container, path);
+  options.replicas = static_cast<int>(w.replicas.value_or(options.replicas));
+  if (!w.strategy.max_surge.empty()) {
+    options.max_surge = w.strategy.max_surge;
+  }
+  if (!w.strategy.max_unavailable.empty()) {
+    options.max_unavailable = w.strategy.max_unavailable;
+  }
+  options.min_ready = std::chrono::seconds(w.min_ready_seconds);
+  options.pod.grace = std::chrono::seconds(w.grace_seconds());
+  if (c.pre_stop) {
+    options.pod.prestop = hook_of(*c.pre_stop, path);
+  }
+  if (c.readiness_probe) {
+    options.pod.readiness = probe_of(*c.readiness_probe, path);
+  }
+  if (c.liveness_probe) {
+    options.pod.liveness = probe_of(*c.liveness_probe, path);
+  }
+  if (!c.ports.empty() && c.ports.front().container_port > 0) {
+    options.pod.port = static_cast<uint16_t>(c.ports.front().container_port);
+  }
+  options.scenario["manifest"] =
+      fmt::format("{} {}/{} (container {})", path, kube::to_string(w.kind), w.meta.name, c.name);
+  options.scenario["container"] = c.name;
+}
+
+}  // namespace zerodrop::lab

@@ -1,0 +1,77 @@
+#include "lab/traffic.h"
+
+#include <fmt/format.h>
+
+#include "lab/recorder.h"
+
+namespace zerodrop::lab {
+
+Traffic::Traffic(load::Options options, const std::string& method, const std::string& path,
+                 const std::vector<std::unique_ptr<Router>>& routers, Recorder& recorder)
+    : options_(std::move(options)), routers_(routers), recorder_(recorder) {
+  options_.targets.clear();
+  for (const auto& router : routers_) {
+    options_.targets.push_back(
+        {method, fmt::format("http://127.0.0.1:{}{}", router->port(), path)});
+  }
+  options_.duration = std::chrono::hours(24);  // the lab ends the load through `stop`
+}
+
+Traffic::~Traffic() {
+  stop();
+}
+
+void Traffic::start() {
+  load::Hooks hooks;
+  hooks.on_record = [this](const record::RequestRecord& r) {
+    on_record(r);
+  };
+  hooks.stop = &stop_;
+  // The engine's clock starts once its workers are ready, a few hundred microseconds after
+  // this point: records can be that much early on the recorder's timeline.
+  origin_ = recorder_.now();
+  thread_ = std::thread([this, hooks] {
+    try {
+      summary_ = load::run(options_, hooks);
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+    done_ = true;
+  });
+}
+
+load::Summary Traffic::stop() {
+  stop_ = true;
+  if (thread_.joinable()) {
+    thread_.join();
+  }
+  if (error_) {
+    std::exception_ptr error = std::exchange(error_, nullptr);
+    std::rethrow_exception(error);
+  }
+  return summary_;
+}
+
+void Traffic::on_record(const record::RequestRecord& original) {
+  record::RequestRecord r = original;
+  r.intended += origin_;
+  r.done += origin_;
+  if (r.sent) {
+    *r.sent += origin_;
+  }
+  if (r.first_byte) {
+    *r.first_byte += origin_;
+  }
+  if (r.target < routers_.size()) {
+    const Router& router = *routers_[r.target];
+    r.router = router.name();
+    if (r.backend.empty() && r.local_port != 0) {
+      r.backend = router.backend_of(r.local_port).value_or("");
+    }
+  }
+  ++requests_;
+  failed_ += r.failed ? 1 : 0;
+  recorder_.request(std::move(r));
+}
+
+}  // namespace zerodrop::lab

@@ -1,0 +1,53 @@
+#pragma once
+
+#include <atomic>
+#include <exception>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "lab/router.h"
+#include "load/load.h"
+#include "record/run_record.h"
+
+namespace zerodrop::lab {
+
+class Recorder;
+
+// The load engine on its own thread, one target per router. Each record is moved onto the
+// recorder's timeline, gets its router's name, and (l4) the backend the router chose for its
+// connection, found by the client's source port.
+class Traffic {
+public:
+  // `routers` must outlive this object. `options.targets` is replaced.
+  Traffic(load::Options options, const std::string& method, const std::string& path,
+          const std::vector<std::unique_ptr<Router>>& routers, Recorder& recorder);
+  ~Traffic();
+
+  void start();
+  // Ends the load (if running) and returns its summary; rethrows the engine's Error.
+  load::Summary stop();
+
+  bool finished() const { return done_; }
+
+  uint64_t requests() const { return requests_; }
+
+  uint64_t failed() const { return failed_; }
+
+private:
+  void on_record(const record::RequestRecord& request);
+
+  load::Options options_;
+  const std::vector<std::unique_ptr<Router>>& routers_;
+  Recorder& recorder_;
+  record::Micros origin_{0};  // the load engine's t = 0 on the recorder's timeline
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> done_{false};
+  std::atomic<uint64_t> requests_{0};
+  std::atomic<uint64_t> failed_{0};
+  std::thread thread_;
+  std::exception_ptr error_;
+  load::Summary summary_;
+};
+
+}  // namespace zerodrop::lab
