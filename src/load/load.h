@@ -33,19 +33,21 @@ struct StatusRange {
 
 struct Options {
   std::vector<Target> targets;
-  double rate = 100;  // requests per second over all connections; 0 = closed loop (as fast as possible)
+  double rate =
+      100;  // requests per second over all connections; 0 = closed loop (as fast as possible)
   Duration duration = std::chrono::seconds(10);
   uint32_t connections = 64;  // maximum concurrent connections
   Keepalive keepalive = Keepalive::on;
   uint64_t max_requests_per_connection = 0;  // 0 = unlimited
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
-  Duration timeout = std::chrono::seconds(10);          // whole request, from the actual send
-  Duration connect_timeout = std::chrono::seconds(5);   // TCP handshake
+  Duration timeout = std::chrono::seconds(10);         // whole request, from the actual send
+  Duration connect_timeout = std::chrono::seconds(5);  // TCP handshake
   std::string backend_header = "X-Pod-Name";
   std::vector<StatusRange> ok_status = {{200, 399}};
   Duration interval = std::chrono::seconds(1);  // progress callback period
-  uint32_t threads = 1;                        // event-loop threads
+  uint32_t threads = 1;                         // event-loop threads
+  uint64_t max_requests = 0;  // stop sending after this many requests (0 = no limit)
 };
 
 // Counts and latency for a stretch of the run (the whole run, or one interval).
@@ -54,16 +56,19 @@ struct Summary {
   uint64_t ok = 0;
   uint64_t failed = 0;
   std::array<uint64_t, record::kOutcomeCount> outcomes{};
-  uint64_t late = 0;  // could not be sent on time because every connection was busy
+  uint64_t late = 0;    // could not be sent on time because every connection was busy
+  uint64_t unsent = 0;  // were due before the end but never sent: every connection stayed busy
   uint64_t connections_opened = 0;
-  double rate_achieved = 0;   // requests sent per second of wall time
+  double rate_achieved = 0;  // requests sent per second of wall time
   double elapsed_s = 0;
-  double disruption_s = 0;    // longest stretch of consecutive failures, in seconds
+  double disruption_s = 0;  // longest stretch of consecutive failures, in seconds
+
   // Latency from the intended send time (no coordinated omission) and service time from the
   // actual send, in milliseconds.
   struct Percentiles {
     double p50 = 0, p90 = 0, p99 = 0, p999 = 0, max = 0;
   };
+
   Percentiles latency_ms;
   Percentiles service_ms;
   bool interrupted = false;
@@ -72,7 +77,7 @@ struct Summary {
 // Hooks the caller supplies. Called from the engine's threads; must be cheap and thread-safe.
 struct Hooks {
   std::function<void(const record::RequestRecord&)> on_record;  // every finished request
-  std::function<void(const Summary& interval)> on_interval;      // every Options::interval
+  std::function<void(const Summary& interval)> on_interval;     // every Options::interval
   const std::atomic<bool>* stop = nullptr;  // set to end the run early (Summary::interrupted)
 };
 

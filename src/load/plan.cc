@@ -1,0 +1,133 @@
+#include "load/plan.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "base/error.h"
+#include "http/url.h"
+
+namespace zerodrop::load {
+namespace {
+
+bool is_token(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c))
+           || std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+  });
+}
+
+void check_headers(const Options& options) {
+  for (const auto& [name, value] : options.headers) {
+    if (!is_token(name)) {
+      throw Error(fmt::format("-H: invalid header name '{}'", name));
+    }
+    if (value.find_first_of("\r\n") != std::string::npos) {
+      throw Error(fmt::format("-H: the value of '{}' contains a line break", name));
+    }
+  }
+}
+
+void check_numbers(const Options& options) {
+  if (!std::isfinite(options.rate) || options.rate < 0) {
+    throw Error(
+        fmt::format("--rate: expected 0 or more requests per second, got {}", options.rate));
+  }
+  if (options.duration <= Duration::zero()) {
+    throw Error("--duration: must be more than 0");
+  }
+  if (options.timeout <= Duration::zero() || options.connect_timeout <= Duration::zero()) {
+    throw Error("--timeout: must be more than 0");
+  }
+  if (options.connections == 0) {
+    throw Error("--connections: must be at least 1");
+  }
+  if (options.threads == 0) {
+    throw Error("--threads: must be at least 1");
+  }
+  if (options.interval <= Duration::zero()) {
+    throw Error("--interval: must be more than 0");
+  }
+}
+
+// The first address of `host` (IPv4 preferred, as most servers listen there), numeric.
+std::string resolve(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found);
+  if (rc != 0 || found == nullptr) {
+    throw Error(fmt::format("cannot resolve host '{}': {}", host, gai_strerror(rc)));
+  }
+  const addrinfo* pick = found;
+  for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    if (a->ai_family == AF_INET) {
+      pick = a;
+      break;
+    }
+  }
+  char text[INET6_ADDRSTRLEN] = {};
+  const void* addr =
+      pick->ai_family == AF_INET
+          ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(pick->ai_addr)->sin_addr)
+          : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(pick->ai_addr)->sin6_addr);
+  inet_ntop(pick->ai_family, addr, text, sizeof text);
+  freeaddrinfo(found);
+  return text;
+}
+
+uint32_t endpoint_index(Plan& plan, const std::string& address, uint16_t port) {
+  for (size_t i = 0; i < plan.endpoints.size(); ++i) {
+    if (plan.endpoints[i].address == address && plan.endpoints[i].port == port) {
+      return static_cast<uint32_t>(i);
+    }
+  }
+  plan.endpoints.push_back({address, port});
+  return static_cast<uint32_t>(plan.endpoints.size() - 1);
+}
+
+PlanTarget make_target(Plan& plan, const Options& options, const Target& target) {
+  if (!is_token(target.method)) {
+    throw Error(fmt::format("--method: invalid method '{}'", target.method));
+  }
+  http::Url url = http::parse_url(target.url);
+  http::RequestSpec spec{target.method,   url.target,          url.host_header,
+                         options.headers, options.body.size(), http::ConnectionHeader::keep_alive};
+  http::RequestSpec last = spec;
+  last.connection = http::ConnectionHeader::close;
+  uint32_t endpoint = endpoint_index(plan, resolve(url.host), url.port);
+  return PlanTarget{endpoint, http::RequestTemplate(spec), http::RequestTemplate(last),
+                    target.method == "HEAD" ? http::BodyAllowed::no : http::BodyAllowed::yes};
+}
+
+}  // namespace
+
+bool Plan::is_ok(int status) const {
+  return std::any_of(ok_status.begin(), ok_status.end(),
+                     [&](const StatusRange& r) { return status >= r.first && status <= r.last; });
+}
+
+Plan make_plan(const Options& options) {
+  check_numbers(options);
+  check_headers(options);
+  if (options.targets.empty()) {
+    throw Error("no URL to load: give a URL or --targets FILE");
+  }
+  Plan plan;
+  plan.body = options.body;
+  plan.ok_status = options.ok_status;
+  for (const Target& target : options.targets) {
+    plan.targets.push_back(make_target(plan, options, target));
+    plan.max_head = std::max(plan.max_head, plan.targets.back().close.size());
+    plan.max_head = std::max(plan.max_head, plan.targets.back().keep_alive.size());
+  }
+  return plan;
+}
+
+}  // namespace zerodrop::load

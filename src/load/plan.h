@@ -1,0 +1,42 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "http/request_template.h"
+#include "http/response_parser.h"
+#include "load/load.h"
+
+namespace zerodrop::load {
+
+// A resolved host:port that connections open to. Targets that share one share its connections.
+struct PlanEndpoint {
+  std::string address;  // numeric IPv4 or IPv6 address
+  uint16_t port = 0;
+};
+
+// One target, ready to send: pre-serialized heads for a kept-alive and a last request.
+struct PlanTarget {
+  uint32_t endpoint = 0;
+  http::RequestTemplate keep_alive;
+  http::RequestTemplate close;
+  http::BodyAllowed body = http::BodyAllowed::yes;  // no for HEAD
+};
+
+// Everything the workers read, validated and built once before the run; read-only afterwards.
+struct Plan {
+  std::vector<PlanEndpoint> endpoints;
+  std::vector<PlanTarget> targets;
+  std::string body;
+  size_t max_head = 0;  // the longest request head, for the per-connection send buffer
+  std::vector<StatusRange> ok_status;
+
+  bool is_ok(int status) const;
+};
+
+// Validates `options` and resolves every host. Throws Error naming the culprit: no target, a
+// malformed or non-http URL, an unresolvable host, a bad header, a non-positive duration.
+Plan make_plan(const Options& options);
+
+}  // namespace zerodrop::load

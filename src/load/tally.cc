@@ -1,0 +1,59 @@
+#include "load/tally.h"
+
+namespace zerodrop::load {
+namespace {
+
+double to_ms(std::chrono::nanoseconds d) {
+  return static_cast<double>(d.count()) / 1e6;
+}
+
+Summary::Percentiles percentiles_of(const LatencyHistogram& h) {
+  return {to_ms(h.quantile(0.5)), to_ms(h.quantile(0.9)), to_ms(h.quantile(0.99)),
+          to_ms(h.quantile(0.999)), to_ms(h.max())};
+}
+
+}  // namespace
+
+void Tally::add(record::Outcome outcome, bool is_failure, bool responded,
+                std::chrono::nanoseconds latency_ns, std::chrono::nanoseconds service_ns) {
+  ++requests;
+  ++outcomes[static_cast<size_t>(outcome)];
+  ++(is_failure ? failed : ok);
+  if (responded) {
+    latency.add(latency_ns);
+    service.add(service_ns);
+  }
+}
+
+void Tally::merge(const Tally& other) {
+  sent += other.sent;
+  requests += other.requests;
+  ok += other.ok;
+  failed += other.failed;
+  late += other.late;
+  unsent += other.unsent;
+  connections_opened += other.connections_opened;
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    outcomes[i] += other.outcomes[i];
+  }
+  latency.merge(other.latency);
+  service.merge(other.service);
+}
+
+Summary summarize(const Tally& tally, double elapsed_s, double sending_s) {
+  Summary s;
+  s.requests = tally.requests;
+  s.ok = tally.ok;
+  s.failed = tally.failed;
+  s.outcomes = tally.outcomes;
+  s.late = tally.late;
+  s.unsent = tally.unsent;
+  s.connections_opened = tally.connections_opened;
+  s.elapsed_s = elapsed_s;
+  s.rate_achieved = sending_s > 0 ? static_cast<double>(tally.sent) / sending_s : 0;
+  s.latency_ms = percentiles_of(tally.latency);
+  s.service_ms = percentiles_of(tally.service);
+  return s;
+}
+
+}  // namespace zerodrop::load

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+
+#include "load/latency_histogram.h"
+#include "load/load.h"
+#include "record/outcome.h"
+
+namespace zerodrop::load {
+
+// Counts of one worker (or one interval); merged into a Summary at the end. Fixed size: memory
+// does not grow with the number of requests.
+struct Tally {
+  uint64_t sent = 0;      // requests written to a connection (or whose connect was attempted)
+  uint64_t requests = 0;  // completed, every outcome
+  uint64_t ok = 0;
+  uint64_t failed = 0;
+  uint64_t late = 0;
+  uint64_t unsent = 0;
+  uint64_t connections_opened = 0;
+  std::array<uint64_t, record::kOutcomeCount> outcomes{};
+  LatencyHistogram latency;  // from the intended send time, requests that got a response
+  LatencyHistogram service;  // from the actual send, requests that got a response
+
+  // Counts one finished request.
+  void add(record::Outcome outcome, bool failed, bool responded, std::chrono::nanoseconds latency,
+           std::chrono::nanoseconds service);
+  void merge(const Tally& other);
+};
+
+// The Summary of a tally over `elapsed_s` seconds of wall time, of which `sending_s` sent.
+Summary summarize(const Tally& tally, double elapsed_s, double sending_s);
+
+}  // namespace zerodrop::load

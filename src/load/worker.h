@@ -1,0 +1,112 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "load/connection.h"
+#include "load/disruption_tracker.h"
+#include "load/load.h"
+#include "load/plan.h"
+#include "load/tally.h"
+#include "record/run_record.h"
+
+namespace zerodrop::load {
+
+class Worker;
+
+// What every worker of one run shares; read-only once the workers run (but for the tracker,
+// which is thread-safe).
+struct RunContext {
+  const Plan& plan;
+  const Options& options;
+  const Hooks& hooks;
+  DisruptionTracker& disruption;
+  TimePoint start;
+  TimePoint end;
+  std::vector<Worker*> workers;  // worker 0 gathers the interval summaries of all
+};
+
+// One event-loop thread's share of the run: its own io_context, connections, pacer and tally.
+// Worker i of n sends the requests whose global index k satisfies k % n == i; request k's
+// intended time is start + k / rate, so the schedule needs no queue: a backlog is two counters.
+class Worker {
+public:
+  Worker(RunContext& run, uint32_t index, uint32_t count, uint32_t connections);
+  ~Worker();
+
+  // Runs until the duration has elapsed (or stop is set) and the requests in flight ended.
+  void run();
+
+  const Tally& tally() const { return tally_; }
+
+  TimePoint stopped_sending() const { return stopped_sending_; }
+
+  bool interrupted() const { return interrupted_; }
+
+  // The counts since the last call. Thread-safe.
+  Tally take_interval();
+
+  // Called by this worker's connections.
+  const Plan& plan() const { return run_.plan; }
+
+  const Options& options() const { return run_.options; }
+
+  const boost::asio::ip::tcp::endpoint& endpoint(uint32_t i) const { return endpoints_[i]; }
+
+  void on_opened() { ++tally_.connections_opened; }
+
+  void on_finished(Connection& connection, record::Outcome outcome, int status, TimePoint done);
+  void on_idle(Connection& connection);
+  void on_closed(Connection& connection);
+
+private:
+  uint64_t global_index(uint64_t local) const { return local * count_ + index_; }
+
+  TimePoint intended(uint64_t local) const;
+  bool next_request(TimePoint now, Request& out) const;
+  Connection* pick(uint32_t endpoint);
+  void dispatch(TimePoint now);
+  void pace();
+  void arm_pacer(TimePoint at);
+  void sweep();
+  void report_interval(TimePoint now);
+  void end_sending(TimePoint now);
+  void maybe_finish();
+  void fill_record(const Connection& c, record::Outcome outcome, int status, TimePoint done);
+
+  RunContext& run_;
+  uint32_t index_;
+  uint32_t count_;
+  boost::asio::io_context io_;
+  boost::asio::steady_timer pacer_;
+  boost::asio::steady_timer sweep_;
+  std::vector<boost::asio::ip::tcp::endpoint> endpoints_;
+  std::vector<std::unique_ptr<Connection>> connections_;
+  std::vector<std::vector<Connection*>> idle_;  // per endpoint; most recently used last
+  std::vector<Connection*> closed_;
+  Tally tally_;
+  std::mutex interval_mutex_;
+  Tally interval_;
+  record::RequestRecord record_;  // reused for every on_record call: no allocation per request
+  uint64_t limit_ = UINT64_MAX;   // this worker's share of max_requests
+  uint64_t due_ = 0;              // open loop: requests whose intended time has come
+  uint64_t dispatched_ = 0;       // requests handed to a connection
+  uint64_t late_mark_ = 0;        // requests below this index were already counted late
+  uint64_t active_ = 0;           // requests in flight
+  TimePoint stopped_sending_{};
+  TimePoint next_interval_{};
+  TimePoint last_interval_{};
+  std::chrono::nanoseconds sweep_period_{};
+  bool ended_ = false;
+  bool finished_ = false;
+  bool interrupted_ = false;
+};
+
+}  // namespace zerodrop::load

@@ -1,0 +1,263 @@
+// The engine against a server that misbehaves on purpose: every behaviour lands in its class.
+#include "load/load.h"
+
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "base/error.h"
+#include "testing/misbehaving_server.h"
+
+namespace zerodrop::load {
+namespace {
+
+using namespace std::chrono_literals;
+using record::Outcome;
+using testing::Behaviour;
+using testing::MisbehavingServer;
+using testing::ServerOptions;
+
+struct Result {
+  Summary summary;
+  std::vector<record::RequestRecord> records;
+};
+
+Options quick(const std::string& url) {
+  Options o;
+  o.targets = {{"GET", url}};
+  o.rate = 40;
+  o.duration = 250ms;
+  o.connections = 4;
+  o.timeout = 300ms;
+  o.connect_timeout = 300ms;
+  return o;
+}
+
+Result run_collecting(const Options& options, const std::atomic<bool>* stop = nullptr) {
+  Result result;
+  Hooks hooks;
+  hooks.on_record = [&](const record::RequestRecord& r) {
+    result.records.push_back(r);
+  };
+  hooks.stop = stop;
+  result.summary = run(options, hooks);
+  return result;
+}
+
+Result run_against(Behaviour behaviour, int status = 200) {
+  ServerOptions server_options;
+  server_options.behaviour = behaviour;
+  server_options.status = status;
+  server_options.delay = 30ms;
+  MisbehavingServer server(server_options);
+  return run_collecting(quick(server.url()));
+}
+
+// Every request of the run has the one expected class and is counted as a failure.
+void expect_all(const Result& r, Outcome outcome) {
+  ASSERT_GT(r.summary.requests, 0u);
+  EXPECT_EQ(r.summary.outcomes[static_cast<size_t>(outcome)], r.summary.requests)
+      << "expected every request to be " << record::to_string(outcome) << "; first was "
+      << record::to_string(r.records.front().outcome) << " (" << r.records.front().error << ")";
+  EXPECT_EQ(r.summary.failed, outcome == Outcome::ok ? 0 : r.summary.requests);
+  EXPECT_EQ(r.records.size(), r.summary.requests);
+}
+
+TEST(Load, HealthyServerIsAllOkWithReusedConnections) {
+  Result r = run_against(Behaviour::ok);
+  expect_all(r, Outcome::ok);
+  std::set<uint64_t> seqs;
+  for (const auto& rec : r.records) {
+    EXPECT_EQ(rec.status, 200);
+    EXPECT_EQ(rec.backend, "pod-0");
+    EXPECT_NE(rec.local_port, 0);
+    EXPECT_TRUE(rec.sent && rec.first_byte);
+    EXPECT_LE(rec.intended, *rec.sent);
+    EXPECT_LE(*rec.first_byte, rec.done);
+    seqs.insert(rec.seq);
+  }
+  EXPECT_EQ(seqs.size(), r.records.size()) << "sequence numbers are unique";
+  EXPECT_EQ(r.records.front().connection, record::Connection::fresh);
+  EXPECT_EQ(r.records.back().connection, record::Connection::reused);
+  EXPECT_LT(r.summary.connections_opened, r.summary.requests);
+  EXPECT_EQ(r.summary.disruption_s, 0);
+}
+
+TEST(Load, RefusedConnections) {
+  Result r = run_against(Behaviour::refuse);
+  expect_all(r, Outcome::connect_refused);
+  EXPECT_FALSE(r.records.front().sent) << "a refused request was never sent";
+  EXPECT_GT(r.summary.disruption_s, 0.1);
+}
+
+TEST(Load, ResetBeforeResponse) {
+  expect_all(run_against(Behaviour::reset), Outcome::reset_before_response);
+}
+
+TEST(Load, ClosedBeforeResponse) {
+  expect_all(run_against(Behaviour::close), Outcome::closed_before_response);
+}
+
+TEST(Load, ResetDuringResponse) {
+  expect_all(run_against(Behaviour::reset_mid_body), Outcome::reset_during_response);
+}
+
+TEST(Load, TruncatedResponse) {
+  expect_all(run_against(Behaviour::truncated), Outcome::truncated_response);
+}
+
+TEST(Load, StalledServerTimesOut) {
+  Result r = run_against(Behaviour::stall);
+  expect_all(r, Outcome::timeout);
+  EXPECT_GE(r.records.front().done - *r.records.front().sent, record::Micros(300ms));
+}
+
+TEST(Load, EndlessBodyTimesOut) {
+  expect_all(run_against(Behaviour::endless_body), Outcome::timeout);
+}
+
+TEST(Load, HostileHeadersAreProtocolErrors) {
+  expect_all(run_against(Behaviour::huge_headers), Outcome::protocol_error);
+  expect_all(run_against(Behaviour::endless_headers), Outcome::protocol_error);
+  expect_all(run_against(Behaviour::invalid_chunked), Outcome::protocol_error);
+  expect_all(run_against(Behaviour::garbage), Outcome::protocol_error);
+}
+
+TEST(Load, StatusClasses) {
+  expect_all(run_against(Behaviour::status, 502), Outcome::http_502);
+  expect_all(run_against(Behaviour::status, 503), Outcome::http_503);
+  expect_all(run_against(Behaviour::status, 504), Outcome::http_504);
+  expect_all(run_against(Behaviour::status, 500), Outcome::http_5xx);
+  expect_all(run_against(Behaviour::status, 404), Outcome::http_4xx);
+  expect_all(run_against(Behaviour::chunked), Outcome::ok);
+}
+
+TEST(Load, OkStatusDecidesSuccess) {
+  MisbehavingServer server({.behaviour = Behaviour::status, .status = 404});
+  Options o = quick(server.url());
+  o.ok_status = {{200, 399}, {404, 404}};
+  expect_all(run_collecting(o), Outcome::ok);
+}
+
+TEST(Load, ConnectTimeoutWhenTheHandshakeNeverCompletes) {
+  MisbehavingServer server({.behaviour = Behaviour::backlog_full});
+  Options o = quick(server.url());
+  o.duration = 100ms;
+  o.connect_timeout = 200ms;
+  expect_all(run_collecting(o), Outcome::connect_timeout);
+}
+
+TEST(Load, NoKeepaliveOpensAConnectionPerRequest) {
+  MisbehavingServer server({});
+  Options o = quick(server.url());
+  o.keepalive = Keepalive::off;
+  Result r = run_collecting(o);
+  expect_all(r, Outcome::ok);
+  EXPECT_EQ(r.summary.connections_opened, r.summary.requests);
+  for (const auto& rec : r.records) {
+    EXPECT_EQ(rec.connection, record::Connection::fresh);
+  }
+}
+
+TEST(Load, MaxRequestsPerConnection) {
+  MisbehavingServer server({});
+  Options o = quick(server.url());
+  o.connections = 1;
+  o.max_requests_per_connection = 3;
+  Result r = run_collecting(o);
+  expect_all(r, Outcome::ok);
+  EXPECT_EQ(r.summary.connections_opened, (r.summary.requests + 2) / 3);
+}
+
+TEST(Load, ClosedLoopStopsAfterMaxRequests) {
+  MisbehavingServer server({});
+  Options o = quick(server.url());
+  o.rate = 0;
+  o.duration = 30s;
+  o.max_requests = 500;
+  Result r = run_collecting(o);
+  expect_all(r, Outcome::ok);
+  EXPECT_EQ(r.summary.requests, 500u);
+  EXPECT_EQ(r.summary.late, 0u);
+  EXPECT_LT(r.summary.elapsed_s, 10);
+}
+
+TEST(Load, TargetsAreUsedRoundRobin) {
+  MisbehavingServer a({.name = "pod-a"});
+  MisbehavingServer b({.name = "pod-b"});
+  Options o = quick(a.url());
+  o.targets.push_back({"GET", b.url("/b")});
+  Result r = run_collecting(o);
+  expect_all(r, Outcome::ok);
+  for (const auto& rec : r.records) {
+    EXPECT_EQ(rec.target, rec.seq % 2);
+    EXPECT_EQ(rec.backend, rec.target == 0 ? "pod-a" : "pod-b");
+  }
+}
+
+TEST(Load, SlowServerMakesRequestsLateNotLost) {
+  MisbehavingServer server({.behaviour = Behaviour::slow, .delay = 100ms});
+  Options o = quick(server.url());
+  o.connections = 1;
+  o.rate = 50;
+  o.duration = 300ms;
+  o.timeout = 2s;
+  Result r = run_collecting(o);
+  EXPECT_GT(r.summary.late, 0u);
+  EXPECT_EQ(r.summary.requests + r.summary.unsent, 15u) << "every due request is accounted for";
+  EXPECT_GT(r.summary.latency_ms.max, r.summary.service_ms.max)
+      << "latency counts the wait for a connection; service time does not";
+}
+
+TEST(Load, StopEndsTheRunEarly) {
+  MisbehavingServer server({});
+  Options o = quick(server.url());
+  o.duration = 60s;
+  std::atomic<bool> stop{false};
+  Hooks hooks;
+  hooks.stop = &stop;
+  hooks.on_record = [&](const record::RequestRecord&) {
+    stop = true;
+  };
+  Summary s = run(o, hooks);
+  EXPECT_TRUE(s.interrupted);
+  EXPECT_LT(s.elapsed_s, 5);
+  EXPECT_GE(s.requests, 1u);
+}
+
+TEST(Load, IntervalHookGetsLiveCounts) {
+  MisbehavingServer server({});
+  Options o = quick(server.url());
+  o.rate = 200;
+  o.duration = 350ms;
+  o.interval = 100ms;
+  std::vector<Summary> intervals;
+  Hooks hooks;
+  hooks.on_interval = [&](const Summary& s) {
+    intervals.push_back(s);
+  };
+  Summary total = run(o, hooks);
+  ASSERT_GE(intervals.size(), 2u);
+  uint64_t sum = 0;
+  for (const Summary& s : intervals) {
+    sum += s.requests;
+  }
+  EXPECT_LE(sum, total.requests);
+  EXPECT_GT(sum, 0u);
+}
+
+TEST(Load, RejectsBadInputBeforeSending) {
+  EXPECT_THROW(run(quick("https://127.0.0.1/"), {}), Error);
+  EXPECT_THROW(run(quick("http://no-such-host.invalid/"), {}), Error);
+  Options o = quick("http://127.0.0.1:1/");
+  o.headers = {{"Bad Name", "x"}};
+  EXPECT_THROW(run(o, {}), Error);
+  o = quick("http://127.0.0.1:1/");
+  o.rate = -1;
+  EXPECT_THROW(run(o, {}), Error);
+  o.targets.clear();
+  EXPECT_THROW(run(o, {}), Error);
+}
+
+}  // namespace
+}  // namespace zerodrop::load

@@ -1,0 +1,49 @@
+#include "load/report.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace zerodrop::load {
+namespace {
+
+Summary example() {
+  Summary s;
+  s.requests = 10;
+  s.ok = 7;
+  s.failed = 3;
+  s.outcomes[static_cast<size_t>(record::Outcome::ok)] = 7;
+  s.outcomes[static_cast<size_t>(record::Outcome::http_502)] = 3;
+  s.late = 1;
+  s.rate_achieved = 99.5;
+  s.latency_ms.p50 = 1.5;
+  s.disruption_s = 0.25;
+  s.connections_opened = 4;
+  return s;
+}
+
+TEST(Report, JsonHasTheDocumentedFields) {
+  auto j = nlohmann::json::parse(summary_json(example()));
+  EXPECT_EQ(j["requests"], 10);
+  EXPECT_EQ(j["ok"], 7);
+  EXPECT_EQ(j["failed"], 3);
+  EXPECT_EQ(j["failures"]["http_502"], 3);
+  EXPECT_EQ(j["failures"].size(), 14u) << "every failure class, zero or not";
+  EXPECT_EQ(j["late"], 1);
+  EXPECT_EQ(j["rate_achieved"], 99.5);
+  EXPECT_EQ(j["latency_ms"]["p50"], 1.5);
+  for (const char* key : {"p90", "p99", "p999", "max"}) {
+    EXPECT_TRUE(j["latency_ms"].contains(key)) << key;
+  }
+  EXPECT_EQ(j["disruption_s"], 0.25);
+  EXPECT_EQ(j["connections_opened"], 4);
+}
+
+TEST(Report, TextNamesFailureClasses) {
+  std::string text = format_summary(example());
+  EXPECT_NE(text.find("http_502 3"), std::string::npos) << text;
+  EXPECT_NE(text.find("disruption 0.250s"), std::string::npos) << text;
+  EXPECT_NE(format_interval(example()).find("http_502 3"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace zerodrop::load
