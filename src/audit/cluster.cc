@@ -1,0 +1,219 @@
+#include "audit/cluster.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace zerodrop::audit {
+namespace {
+
+using kube::Container;
+using kube::Workload;
+
+// An object without a namespace is applied with `-n`: it may share any namespace.
+bool same_namespace(const kube::Meta& a, const kube::Meta& b) {
+  return a.namespace_name.empty() || b.namespace_name.empty()
+         || a.namespace_name == b.namespace_name;
+}
+
+std::string pair_key(const std::string& key, const std::string& value) {
+  return key + '=' + value;
+}
+
+std::string target_key(std::string_view ns, std::string_view kind, std::string_view name) {
+  return fmt::format("{}/{}/{}", ns, kind, name);
+}
+
+bool http_name(std::string_view name) {
+  return name == "http" || name == "https" || name == "web" || name == "h2c"
+         || name.starts_with("http-") || name.starts_with("https-") || name.ends_with("-http")
+         || name == "grpc" || name.starts_with("grpc-") || name.ends_with("-grpc");
+}
+
+bool http_protocol(std::string_view app_protocol) {
+  return app_protocol.find("http") != std::string_view::npos
+         || app_protocol.find("HTTP") != std::string_view::npos
+         || app_protocol.find("h2c") != std::string_view::npos || app_protocol == "grpc";
+}
+
+// The index of the container a Service port reaches, if a container declares it.
+std::optional<size_t> container_of(const Workload& w, const kube::PortRef& target) {
+  for (size_t i = 0; i < w.containers.size(); ++i) {
+    for (const kube::ContainerPort& p : w.containers[i].ports) {
+      if (target.named() ? p.name == target.name : p.container_port == target.number) {
+        return i;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<size_t> first_main_container(const Workload& w) {
+  for (size_t i = 0; i < w.containers.size(); ++i) {
+    if (!w.containers[i].sidecar) {
+      return i;
+    }
+  }
+  return std::nullopt;
+}
+
+void add_http(WorkloadView& view, size_t index, int port, std::string evidence) {
+  auto& ports = view.http_ports[index];
+  auto known = [&](const auto& p) {
+    return p.first == port;
+  };
+  if (port != 0 && std::none_of(ports.begin(), ports.end(), known)) {
+    ports.emplace_back(port, std::move(evidence));
+  }
+}
+
+}  // namespace
+
+int64_t WorkloadView::replica_floor() const {
+  if (workload->replicas) {
+    return *workload->replicas;
+  }
+  if (hpa) {
+    return hpa->min_replicas.value_or(1);
+  }
+  return 1;
+}
+
+std::string WorkloadView::http_evidence(size_t index, int port) const {
+  for (const auto& [p, evidence] : http_ports.at(index)) {
+    if (p == port) {
+      return evidence;
+    }
+  }
+  return "";
+}
+
+Cluster::Cluster(const std::vector<kube::Object>& objects) {
+  for (const kube::Object& object : objects) {
+    if (const auto* w = std::get_if<kube::Workload>(&object)) {
+      workloads_.push_back(w);
+    } else if (const auto* s = std::get_if<kube::Service>(&object)) {
+      if (!s->selector.empty()) {
+        const auto& [key, value] = *s->selector.begin();
+        services_by_label_[pair_key(key, value)].push_back(s);
+      }
+    } else if (const auto* p = std::get_if<kube::PodDisruptionBudget>(&object)) {
+      if (p->selector.match_labels.empty()) {
+        pdbs_scanned_.push_back(p);
+      } else {
+        const auto& [key, value] = *p->selector.match_labels.begin();
+        pdbs_by_label_[pair_key(key, value)].push_back(p);
+      }
+    } else if (const auto* h = std::get_if<kube::HorizontalPodAutoscaler>(&object)) {
+      hpas_by_target_[target_key(h->meta.namespace_name, h->target_kind, h->target_name)] = h;
+    } else if (const auto* in = std::get_if<kube::Ingress>(&object)) {
+      for (const kube::IngressBackend& b : in->backends) {
+        ingresses_by_service_[b.service].push_back(in);
+      }
+    }
+  }
+}
+
+std::vector<WorkloadView> Cluster::views() const {
+  std::vector<WorkloadView> out;
+  out.reserve(workloads_.size());
+  for (const Workload* w : workloads_) {
+    out.push_back(view_of(*w));
+  }
+  return out;
+}
+
+WorkloadView Cluster::view_of(const Workload& w) const {
+  WorkloadView view;
+  view.workload = &w;
+  for (const auto& [key, value] : w.pod_labels) {
+    std::string pair = pair_key(key, value);
+    if (auto it = services_by_label_.find(pair); it != services_by_label_.end()) {
+      for (const kube::Service* s : it->second) {
+        if (same_namespace(s->meta, w.meta) && kube::map_selects(s->selector, w.pod_labels)) {
+          view.services.push_back(s);
+        }
+      }
+    }
+    if (auto it = pdbs_by_label_.find(pair); it != pdbs_by_label_.end()) {
+      for (const kube::PodDisruptionBudget* p : it->second) {
+        if (same_namespace(p->meta, w.meta) && p->selector.matches(w.pod_labels)) {
+          view.pdbs.push_back(p);
+        }
+      }
+    }
+  }
+  for (const kube::PodDisruptionBudget* p : pdbs_scanned_) {
+    if (same_namespace(p->meta, w.meta) && p->selector.matches(w.pod_labels)) {
+      view.pdbs.push_back(p);
+    }
+  }
+  std::string_view kind = w.meta.kind;
+  for (std::string_view ns : {std::string_view(w.meta.namespace_name), std::string_view()}) {
+    auto it = hpas_by_target_.find(target_key(ns, kind, w.meta.name));
+    if (it != hpas_by_target_.end() && !view.hpa) {
+      view.hpa = it->second;
+    }
+  }
+  find_serving(view);
+  find_http(view);
+  return view;
+}
+
+void Cluster::find_serving(WorkloadView& view) const {
+  const Workload& w = *view.workload;
+  view.serving.assign(w.containers.size(), false);
+  view.http_ports.assign(w.containers.size(), {});
+  for (const kube::Service* s : view.services) {
+    bool ingress = ingresses_by_service_.count(s->meta.name) > 0;
+    for (const kube::ServicePort& port : s->ports) {
+      // A port no container declares still reaches the main container (declaring is optional).
+      auto index = container_of(w, port.target_port);
+      if (!index) {
+        index = first_main_container(w);
+      }
+      if (!index) {
+        continue;
+      }
+      view.serving[*index] = true;
+      auto number = w.containers[*index].resolve(port.target_port);
+      if (!number) {
+        continue;
+      }
+      if (http_protocol(port.app_protocol)) {
+        add_http(
+            view, *index, *number,
+            fmt::format("Service '{}' port has appProtocol {}", s->meta.name, port.app_protocol));
+      } else if (http_name(port.name)) {
+        add_http(view, *index, *number,
+                 fmt::format("Service '{}' port is named '{}'", s->meta.name, port.name));
+      } else if (ingress) {
+        add_http(view, *index, *number,
+                 fmt::format("an Ingress routes HTTP to Service '{}'", s->meta.name));
+      }
+    }
+  }
+}
+
+void Cluster::find_http(WorkloadView& view) const {
+  const Workload& w = *view.workload;
+  for (size_t i = 0; i < w.containers.size(); ++i) {
+    const Container& c = w.containers[i];
+    for (const kube::ContainerPort& p : c.ports) {
+      if (http_name(p.name)) {
+        add_http(view, i, p.container_port, fmt::format("the port is named '{}'", p.name));
+      }
+    }
+    for (const auto* probe : {&c.liveness_probe, &c.startup_probe}) {
+      if (*probe && (*probe)->handler.kind == kube::HandlerKind::http_get) {
+        if (auto port = c.resolve((*probe)->handler.port)) {
+          add_http(view, i, *port,
+                   probe == &c.liveness_probe ? "the liveness probe GETs it over HTTP"
+                                              : "the startup probe GETs it over HTTP");
+        }
+      }
+    }
+  }
+}
+
+}  // namespace zerodrop::audit

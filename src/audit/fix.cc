@@ -1,0 +1,323 @@
+// --fix: strategic-merge patches that close a workload's holes. Written as YAML text by hand:
+// the output carries comments (what each patch closes) that an emitter cannot place.
+#include <algorithm>
+#include <ostream>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "audit/output.h"
+#include "audit/pre_stop.h"
+#include "audit/rule.h"
+#include "audit/rules.h"
+#include "base/error.h"
+
+namespace zerodrop::audit {
+namespace {
+
+using kube::Container;
+using kube::Workload;
+namespace id = rule_id;
+
+// A YAML double-quoted scalar (JSON string syntax is valid YAML).
+std::string quote(std::string_view text) {
+  return nlohmann::json(text).dump();
+}
+
+std::string_view handler_key(kube::HandlerKind kind) {
+  return kube::to_string(kind);
+}
+
+struct Plan {
+  std::vector<std::string> closes;
+  std::vector<std::string> notes;
+  std::map<std::string, std::vector<std::string>> container_lines;  // by container name
+  std::vector<std::string> spec_lines;                              // under spec:
+  std::vector<std::string> pod_spec_lines;                          // under the pod spec
+  std::vector<std::string> extra_docs;                              // HPA and PDB patches, new PDBs
+};
+
+void add(std::vector<std::string>& lines, std::initializer_list<std::string> more) {
+  lines.insert(lines.end(), more);
+}
+
+// Lines (relative to the container item) that set the preStop delay to `seconds`.
+std::vector<std::string> pre_stop_lines(const Container& c, int64_t seconds, const Options& o,
+                                        Plan& plan) {
+  std::vector<std::string> lines = {"lifecycle:", "  preStop:"};
+  kube::HandlerKind kind =
+      o.kube_version.has_native_sleep() ? kube::HandlerKind::sleep : kube::HandlerKind::exec;
+  if (c.pre_stop && c.pre_stop->kind != kind) {
+    lines.push_back(fmt::format("    {}: null", handler_key(c.pre_stop->kind)));
+  }
+  if (kind == kube::HandlerKind::sleep) {
+    add(lines, {"    sleep:", fmt::format("      seconds: {}", seconds)});
+    return lines;
+  }
+  std::string program = shell_less_image(c.image) ? "/zerodrop" : "sleep";
+  if (program == "/zerodrop") {
+    plan.notes.push_back(
+        fmt::format("container '{}': copy the static zerodrop binary to "
+                    "/zerodrop in the image (no sleep in {})",
+                    c.name, c.image));
+    add(lines,
+        {"    exec:", fmt::format("      command: [\"/zerodrop\", \"sleep\", \"{}\"]", seconds)});
+  } else {
+    add(lines, {"    exec:", fmt::format("      command: [\"sleep\", \"{}\"]", seconds)});
+  }
+  return lines;
+}
+
+std::string probe_port(const Container& c) {
+  if (c.ports.empty()) {
+    return "";
+  }
+  const kube::ContainerPort& p = c.ports.front();
+  return p.name.empty() ? std::to_string(p.container_port) : quote(p.name);
+}
+
+// The container-level part of the plan for one finding; returns false if not patched.
+bool plan_container(const Finding& f, const Container& c, const Options& o, Plan& plan) {
+  auto& lines = plan.container_lines[c.name];
+  if (f.rule == id::kPreStopMissing || f.rule == id::kPreStopTooShort
+      || f.rule == id::kPreStopBinaryMissing) {
+    auto more = pre_stop_lines(c, wanted_pre_stop_seconds(o), o, plan);
+    lines.insert(lines.end(), more.begin(), more.end());
+    return true;
+  }
+  if (f.rule == id::kReadinessMissing || f.rule == id::kReadinessTcpOnHttp) {
+    std::string port = f.rule == id::kReadinessTcpOnHttp
+                           ? (c.readiness_probe->handler.port.named()
+                                  ? quote(c.readiness_probe->handler.port.name)
+                                  : std::to_string(c.readiness_probe->handler.port.number))
+                           : probe_port(c);
+    if (port.empty()) {
+      return false;
+    }
+    add(lines, {"readinessProbe:"});
+    if (f.rule == id::kReadinessTcpOnHttp) {
+      add(lines, {"  tcpSocket: null"});
+    }
+    add(lines,
+        {"  httpGet:", "    path: /ready  # the app's readiness endpoint", "    port: " + port});
+    return true;
+  }
+  if (f.rule == id::kLivenessAggressive) {
+    const kube::Probe& live = *c.liveness_probe;
+    add(lines,
+        {"livenessProbe:",
+         fmt::format("  periodSeconds: {}", std::max<int64_t>(live.period_seconds, 10)),
+         fmt::format("  failureThreshold: {}", std::max<int64_t>(live.failure_threshold, 3))});
+    return true;
+  }
+  return false;
+}
+
+std::string labels_yaml(const kube::Labels& labels, int indent) {
+  std::string out;
+  for (const auto& [k, v] : labels) {
+    out += fmt::format("{}{}: {}\n", std::string(indent, ' '), quote(k), quote(v));
+  }
+  return out;
+}
+
+std::string namespace_line(const kube::Meta& meta) {
+  return meta.namespace_name.empty() ? "" : "  namespace: " + quote(meta.namespace_name) + "\n";
+}
+
+void plan_new_pdb(const Workload& w, Plan& plan) {
+  const kube::Labels& match =
+      w.selector.match_labels.empty() ? w.pod_labels : w.selector.match_labels;
+  plan.extra_docs.push_back(fmt::format(
+      "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: {}\n{}spec:\n  "
+      "maxUnavailable: 1\n  selector:\n    matchLabels:\n{}",
+      quote(w.meta.name + "-pdb"), namespace_line(w.meta), labels_yaml(match, 6)));
+}
+
+bool plan_capacity(const Finding& f, const WorkloadView& view, Plan& plan) {
+  const Workload& w = *view.workload;
+  if (f.rule == id::kMaxUnavailable) {
+    bool rollout = w.kind == kube::WorkloadKind::rollout;
+    add(plan.spec_lines, {"strategy:", rollout ? "  canary:" : "  rollingUpdate:",
+                          "    maxUnavailable: 0", "    maxSurge: 1"});
+    return true;
+  }
+  if (f.rule == id::kTooFewReplicas && w.kind != kube::WorkloadKind::pod) {
+    if (!w.replicas && view.hpa) {
+      const auto& h = view.hpa->meta;
+      plan.extra_docs.push_back(fmt::format(
+          "apiVersion: {}\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: {}\n{}spec:\n  "
+          "minReplicas: 2\n",
+          h.api_version, quote(h.name), namespace_line(h)));
+    } else {
+      add(plan.spec_lines, {"replicas: 2"});
+    }
+    if (view.pdbs.empty()) {
+      plan_new_pdb(w, plan);  // two replicas are worth guarding against a drain
+    }
+    return true;
+  }
+  return false;
+}
+
+bool plan_pdb(const Finding& f, const WorkloadView& view, Plan& plan) {
+  const Workload& w = *view.workload;
+  if (f.rule == id::kPdbMissing) {
+    plan_new_pdb(w, plan);
+    return true;
+  }
+  if (f.rule == id::kPdbBlocksEviction && view.replica_floor() >= 2) {
+    for (const kube::PodDisruptionBudget* p : view.pdbs) {
+      if (p->meta.file == f.file) {
+        plan.extra_docs.push_back(fmt::format(
+            "apiVersion: {}\nkind: PodDisruptionBudget\nmetadata:\n  name: {}\n{}spec:\n  "
+            "minAvailable: null\n  maxUnavailable: 1\n",
+            p->meta.api_version, quote(p->meta.name), namespace_line(p->meta)));
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// The grace period the patched pod needs: above the longest patched or existing preStop.
+void plan_grace(const AuditedWorkload& a, const Options& o, Plan& plan) {
+  const Workload& w = *a.view.workload;
+  double longest = 0;
+  for (const Container& c : w.containers) {
+    bool patched = plan.container_lines.count(c.name) && !plan.container_lines[c.name].empty()
+                   && plan.container_lines[c.name].front() == "lifecycle:";
+    double delay = patched      ? static_cast<double>(wanted_pre_stop_seconds(o))
+                   : c.pre_stop ? pre_stop_delay(*c.pre_stop).seconds.value_or(0)
+                                : 0;
+    longest = std::max(longest, delay);
+  }
+  double drain = to_seconds(o.drain);
+  try {
+    drain = drain_of(w, o).seconds;
+  } catch (const Error&) {
+  }
+  int64_t grace = std::max(w.grace_seconds(), wanted_grace_seconds(longest, drain, o));
+  for (const Container& c : w.containers) {
+    if (c.pre_stop && c.pre_stop->kind == kube::HandlerKind::sleep) {
+      grace = std::max(grace, c.pre_stop->sleep_seconds + 1);
+    }
+  }
+  if (grace != w.grace_seconds()) {
+    plan.pod_spec_lines.push_back(fmt::format("terminationGracePeriodSeconds: {}", grace));
+  }
+}
+
+const Container* container_named(const Workload& w, const std::string& name) {
+  for (const Container& c : w.containers) {
+    if (c.name == name) {
+      return &c;
+    }
+  }
+  return nullptr;
+}
+
+Plan make_plan(const AuditedWorkload& a, const Options& o) {
+  Plan plan;
+  const Workload& w = *a.view.workload;
+  for (const Finding& f : a.findings) {
+    const Container* c = container_named(w, f.object.container);
+    bool done = (!f.object.container.empty() && c && plan_container(f, *c, o, plan))
+                || plan_capacity(f, a.view, plan) || plan_pdb(f, a.view, plan)
+                || f.rule == id::kGraceTooShort || f.rule == id::kSleepNotBelowGrace;
+    std::string who = f.object.container.empty() ? "" : " (" + f.object.container + ")";
+    if (done) {
+      plan.closes.push_back(fmt::format("{}{}", f.rule, who));
+    } else if (f.severity != Severity::info) {
+      plan.notes.push_back(fmt::format("not patched: {}{}: {}", f.rule, who, f.fix));
+    }
+  }
+  if (!plan.closes.empty()) {
+    plan_grace(a, o, plan);
+  }
+  return plan;
+}
+
+void write_lines(const std::vector<std::string>& lines, int indent, std::ostream& out) {
+  for (const std::string& line : lines) {
+    out << std::string(indent, ' ') << line << '\n';
+  }
+}
+
+void write_containers(const Workload& w, const Plan& plan, int indent, std::ostream& out) {
+  for (bool sidecars : {false, true}) {
+    bool header = false;
+    for (const Container& c : w.containers) {
+      auto it = plan.container_lines.find(c.name);
+      if (c.sidecar != sidecars || it == plan.container_lines.end() || it->second.empty()) {
+        continue;
+      }
+      if (!header) {
+        out << std::string(indent, ' ') << (sidecars ? "initContainers:" : "containers:") << '\n';
+        header = true;
+      }
+      out << std::string(indent + 2, ' ') << "- name: " << quote(c.name) << '\n';
+      write_lines(it->second, indent + 4, out);
+    }
+  }
+}
+
+void write_workload_patch(const AuditedWorkload& a, const Plan& plan, std::ostream& out) {
+  const Workload& w = *a.view.workload;
+  out << "---\n";
+  out << fmt::format("# zerodrop --fix: {} {} ({}:{})\n", w.meta.kind, w.meta.name, w.meta.file,
+                     w.meta.marks.self.line);
+  out << fmt::format("# closes: {}\n", fmt::join(plan.closes, ", "));
+  for (const std::string& note : plan.notes) {
+    out << "# " << note << '\n';
+  }
+  out << fmt::format("apiVersion: {}\nkind: {}\nmetadata:\n  name: {}\n", w.meta.api_version,
+                     w.meta.kind, quote(w.meta.name));
+  if (!w.meta.namespace_name.empty()) {
+    out << "  namespace: " << quote(w.meta.namespace_name) << '\n';
+  }
+  bool pod_part = !plan.pod_spec_lines.empty() || !plan.container_lines.empty();
+  if (plan.spec_lines.empty() && !pod_part) {
+    out << "spec: {}\n";
+    return;
+  }
+  out << "spec:\n";
+  write_lines(plan.spec_lines, 2, out);
+  if (!pod_part) {
+    return;
+  }
+  int indent = 2;
+  if (w.kind != kube::WorkloadKind::pod) {
+    out << "  template:\n    spec:\n";
+    indent = 6;
+  }
+  write_lines(plan.pod_spec_lines, indent, out);
+  write_containers(w, plan, indent, out);
+}
+
+}  // namespace
+
+void write_patches(const Report& report, const Options& options, std::ostream& out) {
+  for (const AuditedWorkload& a : report.workloads) {
+    Plan plan = make_plan(a, options);
+    if (plan.closes.empty() && plan.notes.empty()) {
+      continue;
+    }
+    if (plan.closes.empty()) {
+      const auto& meta = a.view.workload->meta;
+      out << fmt::format("# zerodrop --fix: {} {} ({}:{}): nothing to patch\n", meta.kind,
+                         meta.name, meta.file, meta.marks.self.line);
+      for (const std::string& note : plan.notes) {
+        out << "# " << note << '\n';
+      }
+      continue;
+    }
+    write_workload_patch(a, plan, out);
+    for (const std::string& doc : plan.extra_docs) {
+      out << "---\n" << doc;
+    }
+  }
+}
+
+}  // namespace zerodrop::audit

@@ -1,0 +1,188 @@
+// deregistration-race and grace-overrun rules.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "audit/pre_stop.h"
+#include "audit/rule.h"
+#include "audit/rules.h"
+#include "base/error.h"
+
+namespace zerodrop::audit {
+namespace {
+
+using kube::Container;
+using kube::Workload;
+namespace id = rule_id;
+
+std::string pre_stop_fix(const Container& c, int64_t seconds, const Options& o) {
+  if (o.kube_version.has_native_sleep()) {
+    return fmt::format(
+        "set lifecycle.preStop to the native sleep: {{seconds: {}}} (Kubernetes "
+        ">= 1.30, needs nothing in the image)",
+        seconds);
+  }
+  if (shell_less_image(c.image)) {
+    return fmt::format(
+        "copy the static zerodrop binary into the image and set "
+        "lifecycle.preStop.exec.command: [/zerodrop, sleep, \"{}\"] (Kubernetes "
+        "{}.{} has no native sleep)",
+        seconds, o.kube_version.major, o.kube_version.minor);
+  }
+  return fmt::format("set lifecycle.preStop.exec.command: [sleep, \"{}\"]", seconds);
+}
+
+std::string service_names(const WorkloadView& view) {
+  std::vector<std::string> names;
+  for (const kube::Service* s : view.services) {
+    names.push_back(fmt::format("'{}'", s->meta.name));
+  }
+  return fmt::format("Service{} {}", names.size() > 1 ? "s" : "", fmt::join(names, ", "));
+}
+
+// The delay one container's hook gives, 0 when it has none or its program is missing.
+struct HookCheck {
+  double delay = 0;
+  bool known = true;
+};
+
+HookCheck check_hook(const WorkloadView& view, size_t i, const Options& o, Findings& out) {
+  const Workload& w = *view.workload;
+  const Container& c = w.containers[i];
+  const kube::Handler& hook = *c.pre_stop;
+  kube::Mark at = c.marks.at("lifecycle.preStop");
+  auto program = needed_program(hook);
+  auto why = shell_less_image(c.image);
+  int64_t wanted = wanted_pre_stop_seconds(o);
+  PreStopDelay delay = pre_stop_delay(hook);
+  if (program && why) {
+    out.push_back(make_finding(
+        id::kPreStopBinaryMissing, w, &c, hook.marks.at("command"),
+        fmt::format("preStop runs '{}' but image {} has none ({}): the hook fails at once and "
+                    "SIGTERM follows with no delay",
+                    *program, c.image, *why),
+        pre_stop_fix(c, wanted, o)));
+    // The grace period is checked against the delay the hook is meant to give.
+    return {delay.seconds.value_or(0), delay.seconds.has_value()};
+  }
+  if (hook.kind == kube::HandlerKind::sleep && hook.sleep_seconds >= w.grace_seconds()) {
+    out.push_back(make_finding(
+        id::kSleepNotBelowGrace, w, &c, hook.marks.at("seconds"),
+        fmt::format("preStop sleep {}s is not below terminationGracePeriodSeconds {}: the API "
+                    "server rejects it",
+                    hook.sleep_seconds, w.grace_seconds()),
+        fmt::format("set terminationGracePeriodSeconds above {}", hook.sleep_seconds)));
+  }
+  if (!view.serving[i]) {
+    return {delay.seconds.value_or(0), delay.seconds.has_value()};
+  }
+  if (!delay.seconds) {
+    out.push_back(make_finding(
+        id::kPreStopUnknownDelay, w, &c, at,
+        fmt::format("preStop runs {}; its duration is unknown: it must keep the container "
+                    "serving for at least {} (--propagation)",
+                    delay.how, format_duration(o.propagation)),
+        "make sure the hook waits; or add a native sleep before it"));
+    return {0, false};
+  }
+  if (*delay.seconds < to_seconds(o.propagation)) {
+    out.push_back(make_finding(
+        id::kPreStopTooShort, w, &c, at,
+        fmt::format("preStop {} is shorter than the {} endpoint propagation (--propagation): "
+                    "routers that update later still send connections after SIGTERM",
+                    delay.how, format_duration(o.propagation)),
+        pre_stop_fix(c, wanted, o)));
+  }
+  return {*delay.seconds, true};
+}
+
+void check_missing(const WorkloadView& view, size_t i, const Options& o, Findings& out) {
+  const Workload& w = *view.workload;
+  const Container& c = w.containers[i];
+  if (runs_zerodrop(c)) {
+    return;  // `zerodrop run` keeps accepting through the propagation delay by itself
+  }
+  out.push_back(make_finding(
+      id::kPreStopMissing, w, &c, c.marks.self,
+      fmt::format("container '{}' takes traffic from {} but has no preStop delay: SIGTERM "
+                  "arrives while routers still send it connections for up to {} "
+                  "(--propagation)",
+                  c.name, service_names(view), format_duration(o.propagation)),
+      pre_stop_fix(c, wanted_pre_stop_seconds(o), o)));
+}
+
+void check_grace(const WorkloadView& view, double pre_stop, const Options& o, Findings& out) {
+  const Workload& w = *view.workload;
+  Drain drain = drain_of(w, o);
+  double margin = to_seconds(o.margin);
+  double needed = pre_stop + drain.seconds + margin;
+  int64_t grace = w.grace_seconds();
+  if (static_cast<double>(grace) >= needed) {
+    return;
+  }
+  kube::Mark at = w.marks.has("pod.terminationGracePeriodSeconds")
+                      ? w.marks.at("pod.terminationGracePeriodSeconds")
+                      : w.marks.at("pod.spec");
+  Finding f = make_finding(
+      id::kGraceTooShort, w, nullptr, at,
+      fmt::format("terminationGracePeriodSeconds {}{} is below preStop {}s + drain {}s ({}) + "
+                  "margin {}s = {}s: SIGKILL at {}s cuts the drain",
+                  grace, w.termination_grace_period_seconds ? "" : " (default)", pre_stop,
+                  drain.seconds, drain.source, margin, needed, grace),
+      fmt::format("set terminationGracePeriodSeconds: {}",
+                  wanted_grace_seconds(pre_stop, drain.seconds, o)));
+  // The hook alone reaching the grace period is certain; the drain part is an estimate.
+  if (pre_stop + margin > static_cast<double>(grace)) {
+    f.severity = Severity::error;
+  }
+  out.push_back(std::move(f));
+}
+
+}  // namespace
+
+Drain drain_of(const Workload& w, const Options& o) {
+  for (const kube::Labels* notes : {&w.meta.annotations, &w.pod_annotations}) {
+    if (auto it = notes->find(kDrainAnnotation); it != notes->end()) {
+      Duration d = parse_duration(it->second, fmt::format("annotation {}", kDrainAnnotation));
+      return {to_seconds(d), fmt::format("annotation {}", kDrainAnnotation)};
+    }
+  }
+  return {to_seconds(o.drain), "--drain-seconds"};
+}
+
+int64_t wanted_pre_stop_seconds(const Options& o) {
+  return static_cast<int64_t>(std::ceil(to_seconds(o.propagation)));
+}
+
+int64_t wanted_grace_seconds(double pre_stop, double drain, const Options& o) {
+  return static_cast<int64_t>(std::ceil(pre_stop + drain + to_seconds(o.margin)));
+}
+
+Findings check_termination(const WorkloadView& view, const Options& o) {
+  Findings out;
+  const Workload& w = *view.workload;
+  double longest = 0;
+  bool any_hook = false;
+  for (size_t i = 0; i < w.containers.size(); ++i) {
+    const Container& c = w.containers[i];
+    if (c.pre_stop) {
+      any_hook = true;
+      longest = std::max(longest, check_hook(view, i, o, out).delay);
+    } else if (view.serving[i]) {
+      check_missing(view, i, o, out);
+    }
+  }
+  if (view.takes_traffic() || any_hook) {
+    try {
+      check_grace(view, longest, o, out);
+    } catch (const Error& e) {
+      out.push_back(make_finding(
+          id::kInvalidManifest, w, nullptr, w.marks.at("pod.metadata.annotations"), e.what(),
+          "write the drain time as seconds (\"20\") or a duration (\"20s\")"));
+    }
+  }
+  return out;
+}
+
+}  // namespace zerodrop::audit
