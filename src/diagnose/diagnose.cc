@@ -22,6 +22,42 @@ constexpr std::array<std::string_view, 8> kStateNames = {
     "unknown", "starting", "warming", "serving", "prestop", "after_signal", "exited", "killed",
 };
 
+constexpr std::array<std::string_view, kPhaseCount> kPhaseNames = {
+    "serving", "before_signal", "after_signal", "after_router_update"};
+
+Phase phase_of(const record::RequestRecord& r, const PodLife& life, const Facts& facts) {
+  Micros t = r.sent.value_or(r.intended);
+  if (!life.deletion || t < *life.deletion) {
+    return Phase::serving;
+  }
+  auto applied = facts.applied_for(r.router, r.backend);
+  if (applied && *applied <= t) {
+    return Phase::after_router_update;
+  }
+  BackendState state = state_at(life, t);
+  return state == BackendState::prestop ? Phase::before_signal : Phase::after_signal;
+}
+
+std::vector<PodTraffic> traffic_of(const record::RunRecord& run, const Facts& facts) {
+  std::vector<PodTraffic> traffic;
+  std::map<std::string, size_t> index;
+  for (const PodLife& life : facts.pods()) {
+    index.emplace(life.name, traffic.size());
+    traffic.push_back(PodTraffic{.pod = life.name});
+  }
+  for (const record::RequestRecord& r : run.requests) {
+    const PodLife* life = facts.pod(r.backend);
+    if (!life) {
+      continue;  // no backend, or a pod without events: nothing to place it in
+    }
+    auto phase = static_cast<size_t>(phase_of(r, *life, facts));
+    PodTraffic& p = traffic[index.at(r.backend)];
+    ++p.requests[phase];
+    p.failed[phase] += r.failed ? 1 : 0;
+  }
+  return traffic;
+}
+
 std::optional<int> scenario_replicas(const record::RunRecord& run) {
   auto it = run.scenario.find("replicas");
   if (it == run.scenario.end()) {
@@ -161,11 +197,16 @@ std::string_view to_string(BackendState state) {
   return kStateNames[static_cast<size_t>(state)];
 }
 
+std::string_view to_string(Phase phase) {
+  return kPhaseNames[static_cast<size_t>(phase)];
+}
+
 Diagnosis diagnose(const record::RunRecord& run, const Options& options) {
   k8s_minor(options.k8s_version);  // reject a malformed version before any work
   Facts facts(run);
   Diagnosis d;
   d.pods = facts.pods();
+  d.traffic = traffic_of(run, facts);
   d.propagation = facts.propagation();
   measure_drain(run, facts, d);
   RuleContext context{scenario_replicas(run), {}, d.drain_evidence};

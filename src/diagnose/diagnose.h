@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -107,6 +108,25 @@ struct Totals {
   double p50_ms = 0, p90_ms = 0, p99_ms = 0, max_ms = 0;   // latency from the intended send time
 };
 
+// Where in a pod's life a request reached it (the lab's per-pod summary).
+enum class Phase : uint8_t {
+  serving,              // not terminating (starting and warming included)
+  before_signal,        // terminating, stop signal not yet sent (preStop)
+  after_signal,         // stop signal sent (or exited), its router not yet updated
+  after_router_update,  // its router had applied the termination
+};
+
+inline constexpr size_t kPhaseCount = 4;
+
+std::string_view to_string(Phase phase);
+
+// Requests that reached one pod, and those that failed, per phase of its life.
+struct PodTraffic {
+  std::string pod;
+  std::array<uint64_t, kPhaseCount> requests{};
+  std::array<uint64_t, kPhaseCount> failed{};
+};
+
 enum class Verdict : uint8_t { pass, fail };
 
 struct Diagnosis {
@@ -115,6 +135,7 @@ struct Diagnosis {
   std::vector<RequestDiagnosis> failures;  // one per failed request, in record order
   std::vector<HoleSummary> holes;          // most requests first; `unexplained` last
   std::vector<PodLife> pods;               // in order of creation
+  std::vector<PodTraffic> traffic;         // per backend pod named by a request, pods order
   Propagation propagation;
   std::optional<record::Micros> longest_drain;  // what the fix for grace must cover
   std::string drain_evidence;                   // where longest_drain comes from

@@ -18,6 +18,11 @@ Micros send_time(const RequestRecord& r) {
   return r.sent.value_or(r.intended);
 }
 
+// "1 request", "3 requests".
+std::string counted(size_t n, std::string_view noun) {
+  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
+
 // The failures of one hole, as records, with what the rules found.
 struct Group {
   Hole hole;
@@ -113,9 +118,10 @@ std::string deregistration_evidence(const Group& g, const Facts& facts) {
   bool refused = std::all_of(top.requests.begin(), top.requests.end(),
                              [](auto* r) { return r->outcome == Outcome::connect_refused; });
   std::string what =
-      refused ? fmt::format("{} connections refused by pod {}", top.requests.size(), top.name)
-              : fmt::format("{} requests to pod {} failed ({})", top.requests.size(), top.name,
-                            classes_text(top.requests));
+      refused ? fmt::format("{} refused by pod {}", counted(top.requests.size(), "connection"),
+                            top.name)
+              : fmt::format("{} to pod {} failed ({})", counted(top.requests.size(), "request"),
+                            top.name, classes_text(top.requests));
   std::string from =
       life && life->signal
           ? fmt::format("{} at {}", signal_name(life->stop_signal), seconds_text(*life->signal))
@@ -145,8 +151,9 @@ std::string no_drain_evidence(const Group& g, const Facts& facts) {
     how =
         fmt::format("after {} at {}", signal_name(life->stop_signal), seconds_text(*life->signal));
   }
-  return fmt::format("{} requests in flight at pod {} broke {} ({}){}", top.requests.size(),
-                     top.name, how, classes_text(top.requests), top.others);
+  return fmt::format("{} in flight at pod {} broke {} ({}){}",
+                     counted(top.requests.size(), "request"), top.name, how,
+                     classes_text(top.requests), top.others);
 }
 
 std::string grace_evidence(const Group& g, const Facts& facts, const std::string& drain) {
@@ -162,8 +169,9 @@ std::string grace_evidence(const Group& g, const Facts& facts, const std::string
     }
   }
   std::string longest = drain.empty() ? std::string() : fmt::format("; {}", drain);
-  return fmt::format("{} requests in flight at pod {} were cut{}{}{}", top.requests.size(),
-                     top.name, when, top.others, longest);
+  return fmt::format("{} in flight at pod {} {} cut{}{}{}", counted(top.requests.size(), "request"),
+                     top.name, top.requests.size() == 1 ? "was" : "were", when, top.others,
+                     longest);
 }
 
 std::string keepalive_evidence(const Group& g, const Facts& facts) {
@@ -183,10 +191,10 @@ std::string keepalive_evidence(const Group& g, const Facts& facts) {
                            ? fmt::format("; it exited at {}", seconds_text(*life->exited))
                            : std::string();
   return fmt::format(
-      "{} requests on reused keep-alive connections to pod {} failed ({}) between "
+      "{} on reused keep-alive connections to pod {} failed ({}) between "
       "{} and {}{}{}{}",
-      top.requests.size(), top.name, classes_text(top.requests), seconds_text(first),
-      seconds_text(last), removed, exited, top.others);
+      counted(top.requests.size(), "request"), top.name, classes_text(top.requests),
+      seconds_text(first), seconds_text(last), removed, exited, top.others);
 }
 
 std::string readiness_evidence(const Group& g, const Facts& facts, const RuleContext& context) {
@@ -205,8 +213,8 @@ std::string readiness_evidence(const Group& g, const Facts& facts, const RuleCon
   std::string probe = context.readiness.empty()
                           ? std::string()
                           : fmt::format(" (readiness probe: {})", context.readiness);
-  return fmt::format("{} requests to pod {} failed ({}){}{}{}", top.requests.size(), top.name,
-                     classes_text(top.requests), window, probe, top.others);
+  return fmt::format("{} to pod {} failed ({}){}{}{}", counted(top.requests.size(), "request"),
+                     top.name, classes_text(top.requests), window, probe, top.others);
 }
 
 std::string times_text(const Group& g) {
@@ -221,8 +229,9 @@ std::string times_text(const Group& g) {
 
 std::string capacity_evidence(const Group& g, int min_ready, const RuleContext& context) {
   std::string of = context.replicas ? fmt::format(" of {}", *context.replicas) : std::string();
-  return fmt::format("{} requests failed ({}) {} while as few as {}{} replicas were Ready",
-                     g.requests.size(), classes_text(g.requests), times_text(g), min_ready, of);
+  return fmt::format("{} failed ({}) {} while as few as {}{} replicas were Ready",
+                     counted(g.requests.size(), "request"), classes_text(g.requests), times_text(g),
+                     min_ready, of);
 }
 
 std::string liveness_evidence(const Group& g, const Facts& facts) {
@@ -237,8 +246,8 @@ std::string liveness_evidence(const Group& g, const Facts& facts) {
                           seconds_text(life->liveness_restarts.front() - *life->deletion));
     }
   }
-  return fmt::format("{} requests at pod {} failed ({}){}{}", top.requests.size(), top.name,
-                     classes_text(top.requests), when, top.others);
+  return fmt::format("{} at pod {} failed ({}){}{}", counted(top.requests.size(), "request"),
+                     top.name, classes_text(top.requests), when, top.others);
 }
 
 std::string unexplained_evidence(const Group& g) {
@@ -248,8 +257,9 @@ std::string unexplained_evidence(const Group& g) {
   }
   auto top = std::max_element(reasons.begin(), reasons.end(),
                               [](const auto& a, const auto& b) { return a.second < b.second; });
-  return fmt::format("{} failures no rule explains ({}); most common: {} ({})", g.requests.size(),
-                     classes_text(g.requests), top->first, top->second);
+  return fmt::format("{} no rule explains ({}); most common: {} ({})",
+                     counted(g.requests.size(), "failure"), classes_text(g.requests), top->first,
+                     top->second);
 }
 
 std::string evidence_for(const Group& g, const Facts& facts, const RuleContext& context,

@@ -147,6 +147,21 @@ std::optional<Micros> Facts::termination_applied(std::string_view router,
   return std::nullopt;
 }
 
+std::optional<Micros> Facts::applied_for(std::string_view router, std::string_view pod_name) const {
+  if (!router.empty()) {
+    return termination_applied(router, pod_name);
+  }
+  std::optional<Micros> last;
+  for (const std::string& r : routers_) {
+    auto t = termination_applied(r, pod_name);
+    if (!t) {
+      return std::nullopt;
+    }
+    last = std::max(last.value_or(*t), *t);
+  }
+  return last;
+}
+
 bool Facts::refused_between(std::string_view router, std::string_view pod_name, Micros from,
                             Micros to) const {
   return std::any_of(refusals_.begin(), refusals_.end(), [&](const Event& e) {

@@ -26,6 +26,10 @@ public:
   // after its deletion; nullopt if it never did in the record.
   std::optional<Micros> termination_applied(std::string_view router, std::string_view pod) const;
 
+  // The apply time that counts for a request through `router` (empty: unknown) to `pod`: that
+  // router's, or for an unknown router the last router's (the pod had then left every list).
+  std::optional<Micros> applied_for(std::string_view router, std::string_view pod) const;
+
   // Whether `router` recorded a refused connection to `pod` within [from, to].
   bool refused_between(std::string_view router, std::string_view pod, Micros from, Micros to) const;
 

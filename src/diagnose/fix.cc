@@ -40,12 +40,25 @@ std::optional<Micros> scenario_duration(const FixInputs& in, const std::string& 
   }
 }
 
+// The container port for probe snippets; a named port "http" when the run did not fix one.
+std::string port_text(const FixInputs& in) {
+  for (const char* key : {"readiness_port", "port"}) {
+    std::string port = scenario_value(in, key);
+    if (!port.empty() && port != "0") {
+      return port;
+    }
+  }
+  return "http";
+}
+
 Micros margin(const FixInputs& in) {
   return in.options.margin;
 }
 
+// "2.02 s", "1 s": how the fixes print measured and configured times.
 std::string secs(Micros t) {
-  return format_duration(t);
+  double s = std::chrono::duration<double>(t).count();
+  return s == std::floor(s) ? fmt::format("{:.0f} s", s) : fmt::format("{:.2f} s", s);
 }
 
 // The preStop delay to recommend: measured propagation + margin, never below the current one.
@@ -58,10 +71,15 @@ std::optional<int> prestop_seconds(const FixInputs& in) {
   return current ? std::max(needed, whole_seconds_up(*current)) : needed;
 }
 
-// terminationGracePeriodSeconds: preStop + longest drain + margin, never below the current one.
-int grace_seconds(const FixInputs& in, int prestop) {
+// terminationGracePeriodSeconds: preStop + longest drain + margin, rounded up.
+int grace_needed(const FixInputs& in, int prestop) {
   Micros drain = in.longest_drain.value_or(Micros{0});
-  int needed = whole_seconds_up(std::chrono::seconds(prestop) + drain + margin(in));
+  return whole_seconds_up(std::chrono::seconds(prestop) + drain + margin(in));
+}
+
+// What to recommend: the need, or the current grace when that is already longer.
+int grace_seconds(const FixInputs& in, int prestop) {
+  int needed = grace_needed(in, prestop);
   auto current = scenario_duration(in, "grace");
   return current ? std::max(needed, whole_seconds_up(*current)) : needed;
 }
@@ -70,13 +88,13 @@ std::string grace_why(const FixInputs& in, int prestop, int grace) {
   std::string drain = in.longest_drain ? fmt::format("longest observed drain {} ({})",
                                                      secs(*in.longest_drain), in.drain_evidence)
                                        : std::string("no drain observed (0 s)");
+  int needed = grace_needed(in, prestop);
   std::string line = fmt::format(
       "terminationGracePeriodSeconds ≥ preStop {} s + {} + margin {} "
-      "= {} s (rounded up)",
-      prestop, drain, secs(margin(in)), grace);
-  if (auto current = scenario_duration(in, "grace");
-      current && whole_seconds_up(*current) == grace) {
-    line += "; the current grace already covers it";
+      "= {} s, rounded up",
+      prestop, drain, secs(margin(in)), needed);
+  if (grace > needed) {
+    line += fmt::format("; the current {} s already covers it", grace);
   }
   return line;
 }
@@ -184,9 +202,7 @@ Fix readiness_fix(const FixInputs& in) {
   Fix fix;
   std::string probe = scenario_value(in, "readiness");
   std::string path = probe.starts_with("http:") ? probe.substr(5) : "/readyz";
-  std::string port = scenario_value(in, "readiness_port");
-  port = port.empty() ? scenario_value(in, "port") : port;
-  port = port.empty() ? "http" : port;
+  std::string port = port_text(in);
   fix.summary = fmt::format("readiness httpGet {} instead of {}", path,
                             probe.empty() ? "the current probe" : probe);
   fix.why =
@@ -247,7 +263,7 @@ Fix liveness_fix(const FixInputs& in) {
       "    port: {}\n"
       "  periodSeconds: {}\n"
       "  failureThreshold: {}\n",
-      scenario_value(in, "port").empty() ? "http" : scenario_value(in, "port"), period, threshold);
+      port_text(in), period, threshold);
   fix.steps = {
       "Keep the liveness endpoint answering 200 during shutdown; only readiness fails "
       "from SIGTERM on."};

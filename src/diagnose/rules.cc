@@ -53,23 +53,6 @@ std::string router_name(const RequestRecord& r) {
   return r.router.empty() ? std::string("its router") : fmt::format("router {}", r.router);
 }
 
-// The termination apply time that counts for `r`: its router's, or, when the router is unknown,
-// the last router's (the pod had then left every list).
-std::optional<Micros> applied_for(const RequestRecord& r, const Facts& facts) {
-  if (!r.router.empty()) {
-    return facts.termination_applied(r.router, r.backend);
-  }
-  std::optional<Micros> last;
-  for (const std::string& router : facts.routers()) {
-    auto t = facts.termination_applied(router, r.backend);
-    if (!t) {
-      return std::nullopt;
-    }
-    last = std::max(last.value_or(*t), *t);
-  }
-  return last;
-}
-
 std::optional<RequestDiagnosis> liveness_rule(const Case& c) {
   for (Micros restart : c.life.liveness_restarts) {
     bool near = c.r.done + kTolerance >= restart && c.t <= restart + std::chrono::seconds(2);
@@ -245,7 +228,7 @@ RequestDiagnosis attribute(const RequestRecord& r, size_t index, const Facts& fa
          fmt::format("backend pod {} has no events in the record", r.backend)};
   } else {
     Micros t = send_time(r);
-    auto applied = applied_for(r, facts);
+    auto applied = facts.applied_for(r.router, r.backend);
     Case c{r, *life, facts, context, t, state_at(*life, t), applied, applied && *applied <= t};
     // Most specific first: a liveness kill, a SIGKILL, a refusal, a request cut in flight, too
     // few replicas, then what the backend's state at send time says.

@@ -1,7 +1,7 @@
+// The run folder: report files out, run.json + NDJSON records in.
 #include "report/report.h"
 
-#include <unistd.h>
-
+#include <filesystem>
 #include <fstream>
 #include <ostream>
 
@@ -9,7 +9,6 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
-#include "record/hole.h"
 
 namespace zerodrop::report {
 namespace {
@@ -24,52 +23,75 @@ std::ofstream open_for_writing(const std::string& path) {
   return out;
 }
 
+void finish(std::ofstream& out, const std::string& path) {
+  out.close();
+  if (!out) {
+    throw Error(fmt::format("cannot write {}", path));
+  }
+}
+
+// run.json is optional: a folder holding only NDJSON records re-renders as a lab run.
+void read_run_json(const std::string& path, record::RunRecord& run) {
+  std::ifstream in(path);
+  if (!in) {
+    return;
+  }
+  try {
+    json j = json::parse(in);
+    run.engine = j.value("engine", run.engine);
+    run.end = record::Micros(j.value("end_us", int64_t{0}));
+    auto scenario = j.find("scenario");
+    if (scenario != j.end() && scenario->is_object()) {
+      for (const auto& [key, value] : scenario->items()) {
+        run.scenario[key] = value.is_string() ? value.get<std::string>() : value.dump();
+      }
+    }
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("{}: {}", path, e.what()));
+  }
+}
+
 }  // namespace
-
-// Minimal first version: the rendering follows.
-void print_terminal(std::ostream& out, const record::RunRecord& /*run*/,
-                    const diagnose::Diagnosis& d, const TerminalOptions& /*options*/,
-                    bool /*tty*/) {
-  out << fmt::format("requests {}  ok {}  failed {}\n", d.totals.requests, d.totals.ok,
-                     d.totals.failed);
-  out << (d.verdict == diagnose::Verdict::pass ? "PASS" : "FAIL") << ": " << d.conclusion << '\n';
-}
-
-bool is_terminal(std::FILE* stream) {
-  return ::isatty(::fileno(stream)) == 1;
-}
-
-void write_json(std::ostream& out, const record::RunRecord& run, const diagnose::Diagnosis& d) {
-  json j = {{"verdict", d.verdict == diagnose::Verdict::pass ? "pass" : "fail"},
-            {"engine", run.engine},
-            {"holes", json::array()}};
-  out << j.dump(2) << '\n';
-}
-
-void write_html(std::ostream& out, const record::RunRecord& /*run*/, const diagnose::Diagnosis& d) {
-  out << "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>zerodrop report</title>"
-      << "</head><body><p>" << d.conclusion << "</p></body></html>\n";
-}
 
 void write_reports(const std::string& dir, const record::RunRecord& run,
                    const diagnose::Diagnosis& diagnosis) {
-  std::ofstream json_out = open_for_writing(dir + "/report.json");
+  std::string json_path = dir + "/report.json";
+  std::ofstream json_out = open_for_writing(json_path);
   write_json(json_out, run, diagnosis);
-  std::ofstream html_out = open_for_writing(dir + "/report.html");
+  finish(json_out, json_path);
+  std::string html_path = dir + "/report.html";
+  std::ofstream html_out = open_for_writing(html_path);
   write_html(html_out, run, diagnosis);
+  finish(html_out, html_path);
 }
 
 void write_run_json(const std::string& dir, const record::RunRecord& run) {
-  std::ofstream out = open_for_writing(dir + "/run.json");
+  std::string path = dir + "/run.json";
+  std::ofstream out = open_for_writing(path);
   json j = {{"engine", run.engine}, {"scenario", run.scenario}, {"end_us", run.end.count()}};
-  out << j.dump(2) << '\n';
+  out << j.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
+  finish(out, path);
 }
 
 record::RunRecord read_run(const std::string& dir) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(dir)) {
+    throw Error(fmt::format("{}: not a run folder (no such directory)", dir));
+  }
+  std::string events = dir + "/events.ndjson";
+  std::string requests = dir + "/requests.ndjson";
+  if (!fs::exists(events) && !fs::exists(requests)) {
+    throw Error(fmt::format("{}: not a run folder (no events.ndjson or requests.ndjson)", dir));
+  }
   record::RunRecord run;
   run.engine = "lab";
-  run.events = record::read_events(dir + "/events.ndjson");
-  run.requests = record::read_requests(dir + "/requests.ndjson");
+  if (fs::exists(events)) {
+    run.events = record::read_events(events);
+  }
+  if (fs::exists(requests)) {
+    run.requests = record::read_requests(requests);
+  }
+  read_run_json(dir + "/run.json", run);
   return run;
 }
 

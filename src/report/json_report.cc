@@ -1,0 +1,204 @@
+// report.json (schema in docs/report-json.md).
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "report/report.h"
+#include "report/timeline.h"
+
+namespace zerodrop::report {
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+double secs(Micros t) {
+  return std::chrono::duration<double>(t).count();
+}
+
+json optional_secs(const std::optional<Micros>& t) {
+  return t ? json(secs(*t)) : json(nullptr);
+}
+
+json optional_int(const std::optional<int>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+ordered_json load_json(const diagnose::Totals& t) {
+  ordered_json classes = ordered_json::object();
+  for (const auto& [name, n] : t.by_class) {
+    classes[name] = n;
+  }
+  return {
+      {"requests", t.requests},
+      {"ok", t.ok},
+      {"failed", t.failed},
+      {"failures_by_class", classes},
+      {"latency_ms", {{"p50", t.p50_ms}, {"p90", t.p90_ms}, {"p99", t.p99_ms}, {"max", t.max_ms}}}};
+}
+
+ordered_json event_json(const record::Event& e) {
+  ordered_json j = {{"t_s", secs(e.t)}, {"kind", record::to_string(e.kind)}};
+  if (!e.router.empty()) {
+    j["router"] = e.router;
+  }
+  if (e.conditions) {
+    j["conditions"] = {{"ready", e.conditions->ready},
+                       {"serving", e.conditions->serving},
+                       {"terminating", e.conditions->terminating}};
+  }
+  if (e.exit_code) {
+    j["exit_code"] = *e.exit_code;
+  }
+  if (e.signal) {
+    j["signal"] = *e.signal;
+  }
+  if (!e.detail.empty()) {
+    j["detail"] = e.detail;
+  }
+  return j;
+}
+
+ordered_json phases_json(const std::array<uint64_t, diagnose::kPhaseCount>& counts) {
+  ordered_json j = ordered_json::object();
+  for (size_t i = 0; i < diagnose::kPhaseCount; ++i) {
+    j[std::string(diagnose::to_string(static_cast<diagnose::Phase>(i)))] = counts[i];
+  }
+  return j;
+}
+
+ordered_json pod_json(const record::RunRecord& run, const diagnose::PodLife& p,
+                      const diagnose::Diagnosis& d) {
+  ordered_json j = {
+      {"name", p.name},
+      {"created_s", optional_secs(p.created)},
+      {"ready_s", optional_secs(p.ready)},
+      {"first_success_s", optional_secs(p.first_success)},
+      {"deletion_s", optional_secs(p.deletion)},
+      {"prestop_started_s", optional_secs(p.prestop_started)},
+      {"prestop_finished_s", optional_secs(p.prestop_finished)},
+      {"prestop_failed", p.prestop_failed},
+      {"signal_s", optional_secs(p.signal)},
+      {"stop_signal", optional_int(p.stop_signal)},
+      {"kill_s", optional_secs(p.kill)},
+      {"exited_s", optional_secs(p.exited)},
+      {"exit_code", optional_int(p.exit_code)},
+      {"exit_signal", optional_int(p.exit_signal)},
+  };
+  json restarts = json::array();
+  for (Micros t : p.liveness_restarts) {
+    restarts.push_back(secs(t));
+  }
+  j["liveness_restarts_s"] = restarts;
+  for (const diagnose::PodTraffic& t : d.traffic) {
+    if (t.pod == p.name) {
+      j["requests_by_phase"] = phases_json(t.requests);
+      j["failed_by_phase"] = phases_json(t.failed);
+    }
+  }
+  ordered_json events = ordered_json::array();
+  for (const record::Event& e : run.events) {
+    if (e.pod == p.name) {
+      events.push_back(event_json(e));
+    }
+  }
+  j["events"] = events;
+  return j;
+}
+
+ordered_json failure_json(const record::RunRecord& run, const diagnose::RequestDiagnosis& f) {
+  const record::RequestRecord& r = run.requests[f.index];
+  return {{"seq", r.seq},
+          {"intended_s", secs(r.intended)},
+          {"sent_s", optional_secs(r.sent)},
+          {"done_s", secs(r.done)},
+          {"class", record::to_string(r.outcome)},
+          {"status", r.status},
+          {"connection", r.connection == record::Connection::reused ? "reused" : "fresh"},
+          {"router", r.router},
+          {"backend", r.backend},
+          {"backend_state", diagnose::to_string(f.backend_state)},
+          {"router_applied", f.router_applied},
+          {"hole", record::to_string(f.hole)},
+          {"reason", f.reason},
+          {"error", r.error}};
+}
+
+ordered_json hole_json(const diagnose::HoleSummary& h) {
+  return {{"id", record::to_string(h.hole)},
+          {"requests", h.requests},
+          {"first_s", secs(h.first)},
+          {"last_s", secs(h.last)},
+          {"pods", h.pods},
+          {"routers", h.routers},
+          {"evidence", h.evidence},
+          {"fix",
+           {{"summary", h.fix.summary},
+            {"why", h.fix.why},
+            {"snippet", h.fix.snippet},
+            {"steps", h.fix.steps},
+            {"warning", h.fix.warning}}}};
+}
+
+ordered_json propagation_json(const diagnose::Propagation& p) {
+  ordered_json updates = ordered_json::array();
+  for (const diagnose::PropagationSample& s : p.samples) {
+    updates.push_back({{"pod", s.pod},
+                       {"router", s.router},
+                       {"deletion_s", secs(s.deletion)},
+                       {"applied_s", secs(s.applied)},
+                       {"delay_s", secs(s.delay())}});
+  }
+  json max = p.samples.empty() ? json(nullptr) : json(secs(p.max));
+  json p50 = p.samples.empty() ? json(nullptr) : json(secs(p.p50));
+  return {{"max_s", max}, {"p50_s", p50}, {"updates", updates}};
+}
+
+ordered_json timeline_json(const record::RunRecord& run, const diagnose::Diagnosis& d) {
+  ordered_json rows = ordered_json::array();
+  for (const Bucket& b : bucketize(run, d, std::chrono::seconds(1))) {
+    ordered_json by_hole = ordered_json::object();
+    for (size_t h = 0; h < record::kHoleCount; ++h) {
+      if (b.by_hole[h] > 0) {
+        by_hole[std::string(record::to_string(static_cast<record::Hole>(h)))] = b.by_hole[h];
+      }
+    }
+    rows.push_back({{"t_s", secs(b.start)},
+                    {"requests", b.requests},
+                    {"failed", b.failed},
+                    {"failed_by_hole", by_hole}});
+  }
+  return rows;
+}
+
+}  // namespace
+
+void write_json(std::ostream& out, const record::RunRecord& run, const diagnose::Diagnosis& d) {
+  ordered_json j;
+  j["schema"] = "zerodrop-report/1";
+  j["verdict"] = d.verdict == diagnose::Verdict::pass ? "pass" : "fail";
+  j["conclusion"] = d.conclusion;
+  j["rollout_related"] = d.rollout_related;
+  j["engine"] = run.engine;
+  j["scenario"] = run.scenario;
+  j["load"] = load_json(d.totals);
+  j["propagation"] = propagation_json(d.propagation);
+  j["longest_drain_s"] = optional_secs(d.longest_drain);
+  j["drain_evidence"] = d.drain_evidence;
+  j["holes"] = ordered_json::array();
+  for (const diagnose::HoleSummary& h : d.holes) {
+    j["holes"].push_back(hole_json(h));
+  }
+  j["pods"] = ordered_json::array();
+  for (const diagnose::PodLife& p : d.pods) {
+    j["pods"].push_back(pod_json(run, p, d));
+  }
+  j["failed_requests"] = ordered_json::array();
+  for (const diagnose::RequestDiagnosis& f : d.failures) {
+    j["failed_requests"].push_back(failure_json(run, f));
+  }
+  j["timeline"] = timeline_json(run, d);
+  out << j.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
+}
+
+}  // namespace zerodrop::report

@@ -1,0 +1,205 @@
+#include "report/report.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "diagnose/run_builder.h"
+
+namespace zerodrop::report {
+namespace {
+
+using diagnose::testing::Connection;
+using diagnose::testing::EventKind;
+using diagnose::testing::Outcome;
+using diagnose::testing::RunBuilder;
+using nlohmann::json;
+
+// Three pods through two routers; web-0 is deleted at 4 s with no preStop and refuses
+// connections until node-2 updates at 6.02 s; one request was in flight at its exit.
+record::RunRecord naive_run() {
+  RunBuilder b;
+  b.set("replicas", "3").set("prestop", "none").set("grace", "30s");
+  for (const char* pod : {"web-0", "web-1", "web-2"}) {
+    b.pod(pod, 0.1, 0.5);
+    b.applied(0.6, "node-1", pod, true, false).applied(0.6, "node-2", pod, true, false);
+    b.ok(1.0, 8.0, 0.05, "node-1", pod);
+  }
+  b.event(2.0, EventKind::rollout_started, "");
+  b.terminate("web-0", 4.0, 0.01);
+  b.applied(5.0, "node-1", "web-0", false, true).applied(6.02, "node-2", "web-0", false, true);
+  b.request(3.995, 4.009, Outcome::reset_before_response, Connection::reused, "node-1", "web-0");
+  for (int i = 0; i < 15; ++i) {
+    b.request(4.1 + 0.1 * i, 4.1 + 0.1 * i, Outcome::connect_refused, Connection::fresh,
+              i < 9 ? "node-1" : "node-2", "web-0");
+  }
+  b.event(8.0, EventKind::rollout_finished, "");
+  return b.build();
+}
+
+std::string terminal_text(const record::RunRecord& run, Colour colour) {
+  std::ostringstream out;
+  print_terminal(out, run, diagnose::diagnose(run, {}), TerminalOptions{colour, 100}, false);
+  return out.str();
+}
+
+size_t columns(const std::string& line) {
+  size_t n = 0;
+  for (unsigned char c : line) {
+    n += (c & 0xC0) != 0x80 ? 1 : 0;  // count UTF-8 code points, not bytes
+  }
+  return n;
+}
+
+TEST(ReportJson, HasVerdictLoadHolesAndEveryFailedRequest) {
+  record::RunRecord run = naive_run();
+  std::ostringstream out;
+  write_json(out, run, diagnose::diagnose(run, {}));
+  json j = json::parse(out.str());
+  EXPECT_EQ(j["verdict"], "fail");
+  EXPECT_EQ(j["load"]["failed"], 16);
+  EXPECT_EQ(j["load"]["failures_by_class"]["connect_refused"], 15);
+  ASSERT_EQ(j["holes"].size(), 2u);
+  EXPECT_EQ(j["holes"][0]["id"], "deregistration-race");
+  EXPECT_EQ(j["holes"][0]["requests"], 15);
+  EXPECT_EQ(j["holes"][0]["routers"], json({"node-1", "node-2"}));
+  EXPECT_NEAR(j["holes"][0]["first_s"].get<double>(), 4.1, 1e-6);
+  EXPECT_EQ(j["holes"][0]["fix"]["summary"], "preStop sleep 4 s, terminationGracePeriodSeconds 30");
+  EXPECT_EQ(j["holes"][1]["id"], "no-drain");
+  ASSERT_EQ(j["failed_requests"].size(), 16u);
+  const json& first = j["failed_requests"][0];
+  EXPECT_EQ(first["hole"], "no-drain");
+  EXPECT_EQ(first["backend"], "web-0");
+  EXPECT_EQ(first["router"], "node-1");
+  EXPECT_EQ(first["backend_state"], "serving");
+  EXPECT_EQ(j["failed_requests"][1]["backend_state"], "exited");
+  ASSERT_EQ(j["pods"].size(), 3u);
+  EXPECT_NEAR(j["pods"][0]["signal_s"].get<double>(), 4.0, 1e-6);
+  EXPECT_EQ(j["pods"][0]["failed_by_phase"]["after_signal"], 9 + 6);
+  EXPECT_FALSE(j["pods"][0]["events"].empty());
+  EXPECT_NEAR(j["propagation"]["max_s"].get<double>(), 2.02, 1e-6);
+  EXPECT_EQ(j["timeline"][4]["failed_by_hole"]["deregistration-race"], 9);
+}
+
+TEST(ReportJson, PassingRunHasNoHoles) {
+  RunBuilder b;
+  b.pod("web-0", 0.1, 0.5).ok(1.0, 2.0, 0.1, "node-1", "web-0");
+  record::RunRecord run = b.build();
+  std::ostringstream out;
+  write_json(out, run, diagnose::diagnose(run, {}));
+  json j = json::parse(out.str());
+  EXPECT_EQ(j["verdict"], "pass");
+  EXPECT_TRUE(j["holes"].empty());
+  EXPECT_TRUE(j["failed_requests"].empty());
+  EXPECT_EQ(j["load"]["requests"], 10);
+}
+
+TEST(ReportTerminal, FitsInOneHundredColumnsWithoutColourOffATerminal) {
+  std::string text = terminal_text(naive_run(), Colour::automatic);
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_LE(columns(line), 100u) << line;
+  }
+  EXPECT_NE(text.find("FAIL"), std::string::npos);
+  EXPECT_NE(text.find("15 connections refused by pod web-0 between SIGTERM at 4.00 s and router"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("seconds: 4"), std::string::npos);
+  EXPECT_NE(text.find("==DDD"), std::string::npos) << text;  // stacked failures
+  EXPECT_NE(text.find("web-0 SIGTERM"), std::string::npos);
+  EXPECT_NE(text.find("node-2 drops web-0"), std::string::npos);
+  EXPECT_NE(text.find("after router update"), std::string::npos);
+}
+
+TEST(ReportTerminal, ColoursWhenAsked) {
+  EXPECT_NE(terminal_text(naive_run(), Colour::always).find("\x1b["), std::string::npos);
+}
+
+TEST(ReportHtml, IsSelfContainedWithOneBarPerPod) {
+  record::RunRecord run = naive_run();
+  std::ostringstream out;
+  write_html(out, run, diagnose::diagnose(run, {}));
+  std::string html = out.str();
+  size_t bars = 0;
+  for (size_t at = html.find("class=\"pod-bar\""); at != std::string::npos;
+       at = html.find("class=\"pod-bar\"", at + 1)) {
+    ++bars;
+  }
+  EXPECT_EQ(bars, 3u);
+  EXPECT_EQ(html.find(" src="), std::string::npos);
+  EXPECT_EQ(html.find(" href="), std::string::npos);
+  EXPECT_EQ(html.find("@import"), std::string::npos);
+  EXPECT_NE(html.find("class=\"apply\""), std::string::npos);
+  EXPECT_NE(html.find("hole-deregistration-race"), std::string::npos);
+}
+
+TEST(ReportHtml, EscapesNamesFromTheRecord) {
+  RunBuilder b;
+  b.pod("<script>x</script>", 0.1, 0.5);
+  record::RunRecord run = b.build();
+  std::ostringstream out;
+  write_html(out, run, diagnose::diagnose(run, {}));
+  EXPECT_EQ(out.str().find("<script>x"), std::string::npos);
+}
+
+class RunFolder : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir_ = std::filesystem::path(::testing::TempDir())
+           / ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string path(const char* name) const { return (dir_ / name).string(); }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(RunFolder, RoundTripsThroughNdjsonAndRunJson) {
+  record::RunRecord run = naive_run();
+  run.end = diagnose::testing::at(8.5);
+  {
+    std::ofstream events(path("events.ndjson")), requests(path("requests.ndjson"));
+    for (const record::Event& e : run.events) {
+      record::write_ndjson(events, e);
+    }
+    for (const record::RequestRecord& r : run.requests) {
+      record::write_ndjson(requests, r);
+    }
+  }
+  write_run_json(dir_.string(), run);
+  record::RunRecord back = read_run(dir_.string());
+  EXPECT_EQ(back.engine, "lab");
+  EXPECT_EQ(back.scenario, run.scenario);
+  EXPECT_EQ(back.end, run.end);
+  EXPECT_EQ(back.events.size(), run.events.size());
+  EXPECT_EQ(back.requests.size(), run.requests.size());
+  diagnose::Diagnosis again = diagnose::diagnose(back, {});
+  EXPECT_EQ(again.holes.size(), 2u);
+  write_reports(dir_.string(), back, again);
+  EXPECT_TRUE(std::filesystem::exists(path("report.json")));
+  EXPECT_TRUE(std::filesystem::exists(path("report.html")));
+}
+
+TEST_F(RunFolder, RejectsMissingAndMalformedFolders) {
+  EXPECT_THROW(read_run(path("absent")), Error);
+  EXPECT_THROW(read_run(dir_.string()), Error);  // no records
+  std::ofstream(path("events.ndjson")) << "{\"t_us\": 1, \"kind\": \"pod_created\"}\nnot json\n";
+  try {
+    read_run(dir_.string());
+    FAIL() << "a malformed line must be an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("events.ndjson:2"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace zerodrop::report
