@@ -36,7 +36,11 @@ std::string pre_stop_fix(const Container& c, int64_t seconds, const Options& o) 
 std::string service_names(const WorkloadView& view) {
   std::vector<std::string> names;
   for (const kube::Service* s : view.services) {
-    names.push_back(fmt::format("'{}'", s->meta.name));
+    std::string name = fmt::format("'{}'", s->meta.name);
+    // The same Service may come from two files (e.g. two variants of one app): name it once.
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      names.push_back(name);
+    }
   }
   return fmt::format("Service{} {}", names.size() > 1 ? "s" : "", fmt::join(names, ", "));
 }

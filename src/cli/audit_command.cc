@@ -41,7 +41,7 @@ struct Flags {
   std::string kube_version = "1.30";
   std::string config;
   std::string max_file_mb = "64";
-  std::vector<std::string> ignore;
+  std::string ignore;
   bool fix = false;
   bool list_rules = false;
   std::map<std::string, CLI::Option*> given;
@@ -114,14 +114,13 @@ audit::Options to_options(Flags& f) {
   o.kube_version = audit::parse_kube_version(f.kube_version, "--k8s-version");
   o.fix = f.fix ? audit::FixPatches::on : audit::FixPatches::off;
   o.limits.max_file_bytes = parse_integer(f.max_file_mb, "--max-file-mb", 1, 4096) << 20;
-  for (const std::string& list : f.ignore) {
-    for (std::string_view rule : split(list, ',')) {
-      std::string id(trim(rule));
-      if (id != "all" && !audit::find_rule(id) && !record::hole_from_string(id)) {
-        throw Error(fmt::format("--ignore: unknown rule '{}' (see --list-rules)", id));
-      }
-      o.ignores.entries.push_back(audit::IgnoreEntry{id, "", "", "", ""});
+  for (std::string_view rule :
+       f.ignore.empty() ? std::vector<std::string_view>{} : split(f.ignore, ',')) {
+    std::string id(trim(rule));
+    if (id != "all" && !audit::find_rule(id) && !record::hole_from_string(id)) {
+      throw Error(fmt::format("--ignore: unknown rule '{}' (see --list-rules)", id));
     }
+    o.ignores.entries.push_back(audit::IgnoreEntry{id, "", "", "", ""});
   }
   return o;
 }
