@@ -11,8 +11,8 @@ want=(g++ cmake ninja-build make pkg-config
       libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev)
 case "${1:-build}" in
   build) ;;
-  test) want+=(chromium iproute2 procps util-linux python3 curl) ;;
-  bench) want+=(chromium iproute2 procps util-linux python3 curl nginx-light wrk hey haproxy hyperfine time) ;;
+  test) want+=(chromium iproute2 procps util-linux python3 curl python3-jsonschema) ;;
+  bench) want+=(chromium iproute2 procps util-linux python3 curl python3-jsonschema nginx-light wrk hey haproxy hyperfine time) ;;
   *) echo "setup.sh: error: unknown profile '$1' (expected build, test or bench)" >&2; exit 2 ;;
 esac
 
