@@ -36,7 +36,7 @@ public:
     const Endpoint* endpoint = router_.choose();
     if (endpoint == nullptr) {
       router_.refused("", "no usable endpoint");  // kube-proxy REJECTs: the client gets a reset
-      reset(client_);
+      reset_after_first_bytes();
       return;
     }
     pod_ = endpoint->pod;
@@ -58,7 +58,7 @@ private:
     timer_.cancel();
     if (ec) {
       router_.refused(pod_, timed_out_ ? "connect timed out" : ec.message());
-      reset(client_);
+      reset_after_first_bytes();
       return;
     }
     error_code ignored;
@@ -66,6 +66,22 @@ private:
     backend_.set_option(tcp::no_delay(true), ignored);
     pump(client_, backend_, up_, up_done_);
     pump(backend_, client_, down_, down_done_);
+  }
+
+  // The client's connect already succeeded (the router accepted it): wait for its request (or
+  // 1 s), then reset, so that the client sees its request reset before any response byte and
+  // the record carries the connection's source port for the join.
+  void reset_after_first_bytes() {
+    timer_.expires_after(std::chrono::seconds(1));
+    timer_.async_wait([self = shared_from_this()](error_code e) {
+      if (!e) {
+        reset(self->client_);
+      }
+    });
+    client_.async_read_some(asio::buffer(up_), [self = shared_from_this()](error_code, size_t) {
+      self->timer_.cancel();
+      reset(self->client_);
+    });
   }
 
   // Copies `from` to `to` until EOF (then half-closes `to`) or an error (then resets both, as a
