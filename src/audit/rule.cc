@@ -25,7 +25,7 @@ constexpr std::array kRules = {
              "the preStop hook's duration cannot be read from the manifest",
              "only a hook that waits at least the propagation time closes the race"},
     RuleInfo{id::kGraceTooShort, Hole::grace_overrun, Severity::warning,
-             "terminationGracePeriodSeconds is not above preStop + drain + margin",
+             "terminationGracePeriodSeconds is below preStop + drain + margin",
              "SIGKILL arrives at the end of the grace period and cuts the requests still draining"},
     RuleInfo{id::kSleepNotBelowGrace, Hole::grace_overrun, Severity::error,
              "a native preStop sleep is not shorter than the grace period",

@@ -1,0 +1,132 @@
+#!/bin/bash
+# Throughput and memory of `zerodrop audit` on generated manifests: N Deployments, each with a
+# Service, a PDB for one in four and an HPA for one in eight, spread over files of W workloads
+# (like a large monorepo of rendered charts). Runs on one core (taskset). Target: >= 10,000
+# workloads/s; memory is reported against the largest file and the whole input.
+# Peers (kube-linter, kube-score) are run on the same input when installed, for the ratio.
+# Usage: bench/audit_throughput.sh [ZERODROP] [N] [W]
+set -euo pipefail
+ZERODROP=${1:-${ZERODROP:-build/zerodrop}}
+N=${2:-20000}
+W=${3:-500}
+[ -x "$ZERODROP" ] || { echo "audit_throughput: no zerodrop binary at $ZERODROP" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "audit_throughput: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/zerodrop-bench.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+python3 - "$WORK/in" "$N" "$W" <<'PY'
+import os, sys
+out, n, per = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+os.makedirs(out)
+def workload(i):
+    doc = f"""apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: svc-{i}
+  namespace: team-{i % 40}
+  labels: {{app.kubernetes.io/name: svc-{i}, app.kubernetes.io/part-of: shop}}
+spec:
+  replicas: {1 + i % 4}
+  selector:
+    matchLabels: {{app.kubernetes.io/name: svc-{i}}}
+  strategy:
+    rollingUpdate: {{maxUnavailable: {i % 2}, maxSurge: 1}}
+  template:
+    metadata:
+      labels: {{app.kubernetes.io/name: svc-{i}, app.kubernetes.io/part-of: shop}}
+      annotations: {{prometheus.io/scrape: "true"}}
+    spec:
+      terminationGracePeriodSeconds: {10 + i % 40}
+      containers:
+        - name: app
+          image: registry.example/shop/svc-{i}:1.{i % 9}
+          args: ["--port=8080", "--log-level=info"]
+          ports:
+            - {{name: http, containerPort: 8080}}
+            - {{name: metrics, containerPort: 9090}}
+          env:
+            - {{name: POD_NAME, valueFrom: {{fieldRef: {{fieldPath: metadata.name}}}}}}
+          resources:
+            requests: {{cpu: 100m, memory: 128Mi}}
+            limits: {{memory: 256Mi}}
+"""
+    if i % 3:
+        doc += f"""          lifecycle:
+            preStop:
+              sleep: {{seconds: {i % 8}}}
+"""
+    doc += f"""          readinessProbe:
+            httpGet: {{path: /ready, port: http}}
+            periodSeconds: {2 + i % 5}
+          livenessProbe:
+            httpGet: {{path: {"/ready" if i % 5 == 0 else "/livez"}, port: {"http" if i % 2 else 8080}}}
+            failureThreshold: {1 + i % 4}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: svc-{i}, namespace: team-{i % 40}}}
+spec:
+  selector: {{app.kubernetes.io/name: svc-{i}}}
+  ports: [{{name: http, port: 80, targetPort: http}}]
+"""
+    if i % 4 == 0:
+        doc += f"""---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {{name: svc-{i}, namespace: team-{i % 40}}}
+spec:
+  maxUnavailable: 1
+  selector: {{matchLabels: {{app.kubernetes.io/name: svc-{i}}}}}
+"""
+    if i % 8 == 0:
+        doc += f"""---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {{name: svc-{i}, namespace: team-{i % 40}}}
+spec:
+  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: svc-{i}}}
+  minReplicas: 2
+  maxReplicas: 10
+"""
+    return doc
+for f in range((n + per - 1) // per):
+    with open(os.path.join(out, f"chart-{f:04d}.yaml"), "w") as fh:
+        fh.write("---\n".join(workload(i) for i in range(f * per, min(n, (f + 1) * per))))
+PY
+total=$(du -cb "$WORK"/in/*.yaml | tail -1 | cut -f1)
+largest=$(ls -S "$WORK"/in/*.yaml | head -1 | xargs stat -c %s)
+
+# measure NAME CMD...: one-core run, prints seconds and max RSS (KiB); output discarded.
+measure() {
+  local name=$1; shift
+  local code=0
+  taskset -c 0 /usr/bin/time -v "$@" > "$WORK/$name.out" 2> "$WORK/$name.time" || code=$?
+  if [ "$code" -gt 1 ]; then
+    echo "audit_throughput: $name exited $code" >&2; tail -5 "$WORK/$name.time" >&2; exit 1
+  fi
+  local wall rss
+  wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,t,":"); s=0; for(i=1;i<=n;i++) s=s*60+t[i]; print s}' "$WORK/$name.time")
+  rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$WORK/$name.time")
+  echo "$wall $rss"
+}
+
+read -r wall rss < <(measure zerodrop "$ZERODROP" audit --format json "$WORK/in")
+findings=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d["findings"]), d["summary"]["workloads"])' "$WORK/zerodrop.out")
+rate=$(python3 -c "print(f'{$N / max($wall, 0.001):.0f}')")
+echo "zerodrop audit: $N workloads ($((total / 1024)) KiB in $(ls "$WORK"/in | wc -l) files, largest $((largest / 1024)) KiB)"
+echo "  ${wall}s on one core = ${rate} workloads/s (target >= 10000): $([ "${rate%.*}" -ge 10000 ] && echo PASS || echo FAIL)"
+echo "  max RSS $((rss / 1024)) MiB = $(python3 -c "print(f'{$rss*1024/$largest:.1f}')") x the largest file, $(python3 -c "print(f'{$rss*1024/$total:.2f}')") x the whole input"
+echo "  findings, workloads: $findings"
+
+for peer in kube-linter kube-score; do
+  if ! command -v "$peer" >/dev/null; then
+    echo "$peer: not installed on this machine; no ratio"
+    continue
+  fi
+  if [ "$peer" = kube-linter ]; then
+    read -r pwall prss < <(measure "$peer" kube-linter lint "$WORK/in")
+  else
+    read -r pwall prss < <(measure "$peer" sh -c "kube-score score $WORK/in/*.yaml")
+  fi
+  echo "$peer: ${pwall}s, max RSS $((prss / 1024)) MiB; zerodrop is $(python3 -c "print(f'{$pwall / max($wall, 0.001):.1f}')")x faster"
+done
