@@ -96,7 +96,8 @@ PY
 total=$(du -cb "$WORK"/in/*.yaml | tail -1 | cut -f1)
 largest=$(ls -S "$WORK"/in/*.yaml | head -1 | xargs stat -c %s)
 
-# measure NAME CMD...: one-core run, prints seconds and max RSS (KiB); output discarded.
+# measure NAME CMD...: one-core run; prints wall seconds, CPU seconds (user + sys) and max RSS
+# (KiB). On a shared machine the core is contended, so throughput is judged on CPU time.
 measure() {
   local name=$1; shift
   local code=0
@@ -104,19 +105,23 @@ measure() {
   if [ "$code" -gt 1 ]; then
     echo "audit_throughput: $name exited $code" >&2; tail -5 "$WORK/$name.time" >&2; exit 1
   fi
-  local wall rss
+  local wall cpu rss
   wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,t,":"); s=0; for(i=1;i<=n;i++) s=s*60+t[i]; print s}' "$WORK/$name.time")
+  cpu=$(awk -F': ' '/User time|System time/ {s+=$2} END {print s}' "$WORK/$name.time")
   rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$WORK/$name.time")
-  echo "$wall $rss"
+  echo "$wall $cpu $rss"
 }
 
-read -r wall rss < <(measure zerodrop "$ZERODROP" audit --format json "$WORK/in")
-findings=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d["findings"]), d["summary"]["workloads"])' "$WORK/zerodrop.out")
-rate=$(python3 -c "print(f'{$N / max($wall, 0.001):.0f}')")
 echo "zerodrop audit: $N workloads ($((total / 1024)) KiB in $(ls "$WORK"/in | wc -l) files, largest $((largest / 1024)) KiB)"
-echo "  ${wall}s on one core = ${rate} workloads/s (target >= 10000): $([ "${rate%.*}" -ge 10000 ] && echo PASS || echo FAIL)"
-echo "  max RSS $((rss / 1024)) MiB = $(python3 -c "print(f'{$rss*1024/$largest:.1f}')") x the largest file, $(python3 -c "print(f'{$rss*1024/$total:.2f}')") x the whole input"
-echo "  findings, workloads: $findings"
+for format in text json; do
+  read -r wall cpu rss < <(measure "zerodrop-$format" "$ZERODROP" audit --format "$format" "$WORK/in")
+  rate=$(python3 -c "print(f'{$N / max($cpu, 0.001):.0f}')")
+  verdict=$([ "${rate%.*}" -ge 10000 ] && echo PASS || echo FAIL)
+  echo "  --format $format: ${cpu}s CPU (${wall}s wall) on one core = ${rate} workloads/s per CPU-second (target >= 10000): $verdict"
+  echo "    max RSS $((rss / 1024)) MiB = $(python3 -c "print(f'{$rss*1024/$largest:.0f}')") x the largest file, $(python3 -c "print(f'{$rss*1024/$total:.1f}')") x the whole input"
+  wall_zerodrop=$wall
+done
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("    findings:", len(d["findings"]), "workloads:", d["summary"]["workloads"])' "$WORK/zerodrop-json.out"
 
 for peer in kube-linter kube-score; do
   if ! command -v "$peer" >/dev/null; then
@@ -124,9 +129,9 @@ for peer in kube-linter kube-score; do
     continue
   fi
   if [ "$peer" = kube-linter ]; then
-    read -r pwall prss < <(measure "$peer" kube-linter lint "$WORK/in")
+    read -r pwall pcpu prss < <(measure "$peer" kube-linter lint "$WORK/in")
   else
-    read -r pwall prss < <(measure "$peer" sh -c "kube-score score $WORK/in/*.yaml")
+    read -r pwall pcpu prss < <(measure "$peer" sh -c "kube-score score $WORK/in/*.yaml")
   fi
-  echo "$peer: ${pwall}s, max RSS $((prss / 1024)) MiB; zerodrop is $(python3 -c "print(f'{$pwall / max($wall, 0.001):.1f}')")x faster"
+  echo "$peer: ${pcpu}s CPU, max RSS $((prss / 1024)) MiB; zerodrop (json) is $(python3 -c "print(f'{$pcpu / max($cpu, 0.001):.1f}')")x faster"
 done

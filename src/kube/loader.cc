@@ -7,7 +7,6 @@
 #include <iterator>
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include "base/error.h"
 #include "kube/workload_reader.h"
@@ -16,6 +15,7 @@ namespace zerodrop::kube {
 namespace {
 
 namespace fs = std::filesystem;
+using detail::Node;
 using detail::Path;
 using detail::Reader;
 using detail::ReadError;
@@ -65,7 +65,7 @@ bool is_list(const Meta& meta) {
   return meta.kind == "List" || (meta.kind.size() > 4 && meta.kind.ends_with("List"));
 }
 
-Object read_object(Reader& r, const YAML::Node& root, const Path& path) {
+Object read_object(Reader& r, Node root, const Path& path) {
   Meta meta = detail::read_meta(r, root, path);
   if (auto kind = detail::workload_kind(meta)) {
     return detail::read_workload(r, root, path, std::move(meta), *kind);
@@ -78,9 +78,9 @@ void add_problem(Loaded& out, const ReadError& e, const std::string& file) {
 }
 
 // Reads a document that may be a List; each item is read on its own.
-void read_root(Reader& r, const YAML::Node& root, Loaded& out) {
+void read_root(Reader& r, Node root, Loaded& out) {
   Path top;
-  if (!root.IsMap()) {
+  if (!root->is_map()) {
     r.fail(root, top, "not a Kubernetes object: expected a mapping");
   }
   Meta meta = detail::read_meta(r, root, top);
@@ -101,16 +101,16 @@ void read_root(Reader& r, const YAML::Node& root, Loaded& out) {
 
 void load_chunk(const Chunk& chunk, const std::string& file, const LoadLimits& limits,
                 Loaded& out) {
-  YAML::Node root;
+  detail::YamlDocument doc;
   try {
-    root = YAML::Load(chunk.text);
-  } catch (const YAML::Exception& e) {
-    Mark at{e.mark.is_null() ? chunk.first_line + 1 : chunk.first_line + e.mark.line + 1,
-            e.mark.is_null() ? 1 : e.mark.column + 1};
-    out.problems.push_back(LoadProblem{file, at, fmt::format("invalid YAML: {}", e.msg)});
+    doc.parse(chunk.text);
+  } catch (const detail::YamlError& e) {
+    Mark at{chunk.first_line + e.line + 1, e.column + 1};
+    out.problems.push_back(LoadProblem{file, at, fmt::format("invalid YAML: {}", e.message)});
     return;
   }
-  if (!root.IsDefined() || root.IsNull()) {
+  Node root = doc.root();
+  if (root == nullptr || root->is_null()) {
     return;  // empty document: only comments or a trailing "---"
   }
   ++out.documents;
@@ -121,9 +121,6 @@ void load_chunk(const Chunk& chunk, const std::string& file, const LoadLimits& l
     read_root(reader, root, out);
   } catch (const ReadError& e) {
     add_problem(out, e, file);
-  } catch (const YAML::Exception& e) {
-    // yaml-cpp throws while walking only on internal conversion failures; report, go on.
-    out.problems.push_back(LoadProblem{file, reader.mark(root), e.what()});
   }
 }
 

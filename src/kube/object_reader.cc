@@ -121,7 +121,7 @@ Ingress read_ingress(Reader& r, const Entry& spec, Meta meta) {
 
 }  // namespace
 
-Object read_other(Reader& r, const YAML::Node& root, const Path& path, Meta meta) {
+Object read_other(Reader& r, Node root, const Path& path, Meta meta) {
   const std::string& kind = meta.kind;
   bool known = kind == "Service" || kind == "PodDisruptionBudget"
                || kind == "HorizontalPodAutoscaler" || kind == "Ingress";

@@ -14,7 +14,7 @@ PortRef read_port(Reader& r, const Entry& e) {
   return PortRef{0, text};
 }
 
-PortRef required_port(Reader& r, const YAML::Node& map, const Path& path, Marks& marks) {
+PortRef required_port(Reader& r, Node map, const Path& path, Marks& marks) {
   auto port = r.child(map, path, "port");
   if (!port) {
     r.fail(map, path, "'port' is required");
@@ -54,7 +54,7 @@ void read_handler_body(Reader& r, const Entry& e, Handler& h) {
 }
 
 // A probe's or a lifecycle hook's handler: exactly one of the handler keys.
-Handler read_handler(Reader& r, const YAML::Node& map, const Path& path, bool allow_sleep) {
+Handler read_handler(Reader& r, Node map, const Path& path, bool allow_sleep) {
   static constexpr std::pair<std::string_view, HandlerKind> kKinds[] = {
       {"httpGet", HandlerKind::http_get}, {"tcpSocket", HandlerKind::tcp_socket},
       {"exec", HandlerKind::exec},        {"grpc", HandlerKind::grpc},
@@ -310,7 +310,7 @@ void read_controller_spec(Reader& r, const Entry& spec, Workload& w) {
 
 }  // namespace
 
-Meta read_meta(Reader& r, const YAML::Node& root, const Path& path) {
+Meta read_meta(Reader& r, Node root, const Path& path) {
   Meta m;
   m.file = r.file();
   m.marks.self = r.mark(root);
@@ -362,8 +362,7 @@ std::optional<WorkloadKind> workload_kind(const Meta& meta) {
   return std::nullopt;
 }
 
-Workload read_workload(Reader& r, const YAML::Node& root, const Path& path, Meta meta,
-                       WorkloadKind kind) {
+Workload read_workload(Reader& r, Node root, const Path& path, Meta meta, WorkloadKind kind) {
   Workload w;
   w.kind = kind;
   w.meta = std::move(meta);

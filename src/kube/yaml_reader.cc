@@ -9,27 +9,21 @@
 namespace zerodrop::kube::detail {
 namespace {
 
-bool plain(const YAML::Node& node) {
-  return node.Tag() == "?" || node.Tag().empty();
+bool null_like(Node node) {
+  return node == nullptr || node->is_null();
 }
 
-bool null_like(const YAML::Node& node) {
-  return !node.IsDefined() || node.IsNull();
-}
-
-std::string describe(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map:
-      return "a mapping";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Scalar: {
-      std::string text = node.Scalar().substr(0, 40);
-      return fmt::format("'{}'", text);
-    }
-    default:
-      return "null";
+std::string describe(Node node) {
+  if (null_like(node)) {
+    return "null";
   }
+  if (node->is_map()) {
+    return "a mapping";
+  }
+  if (node->is_sequence()) {
+    return "a list";
+  }
+  return fmt::format("'{}'", node->scalar.substr(0, 40));
 }
 
 }  // namespace
@@ -45,85 +39,87 @@ std::string Path::str() const {
   return fmt::format("{}.{}", head, key);
 }
 
-Reader::Reader(std::string file, int line_offset, int64_t node_budget)
-    : file_(std::move(file)), line_offset_(line_offset), budget_(node_budget) {}
-
-Mark Reader::mark(const YAML::Node& node) const {
-  YAML::Mark m = node.Mark();
-  if (m.is_null()) {
-    return {};
-  }
-  return {m.line + 1 + line_offset_, m.column + 1};
-}
-
 ReadError::ReadError(const std::string& file, Mark at, std::string message)
     : Error(fmt::format("{}:{}:{}: {}", file, at.line, at.column, message)),
       mark(at),
       detail(std::move(message)) {}
 
-void Reader::fail(const YAML::Node& node, const Path& path, std::string_view what) const {
+Reader::Reader(std::string file, int line_offset, int64_t node_budget)
+    : file_(std::move(file)), line_offset_(line_offset), budget_(node_budget) {}
+
+Mark Reader::mark(Node node) const {
+  if (node == nullptr) {
+    return {};
+  }
+  return {node->line + 1 + line_offset_, node->column + 1};
+}
+
+void Reader::fail(Node node, const Path& path, std::string_view what) const {
   std::string where = path.str();
   throw ReadError(file_, mark(node),
                   where.empty() ? std::string(what) : fmt::format("{}: {}", where, what));
 }
 
-void Reader::spend(const YAML::Node& node, const Path& path) {
+void Reader::spend(Node node, const Path& path) {
   if (--budget_ < 0) {
     fail(node, path, "too many nodes (alias expansion or document size over the limit)");
   }
 }
 
-void Reader::expect_map(const YAML::Node& node, const Path& path) const {
-  if (!node.IsMap()) {
+void Reader::expect_map(Node node, const Path& path) const {
+  if (null_like(node) || !node->is_map()) {
     fail(node, path, fmt::format("expected a mapping, got {}", describe(node)));
   }
 }
 
-std::optional<Entry> Reader::child(const YAML::Node& map, const Path& path, std::string_view key) {
+std::optional<Entry> Reader::child(Node map, const Path& path, std::string_view key) {
   if (null_like(map)) {
     return std::nullopt;
   }
   expect_map(map, path);
-  for (auto it = map.begin(); it != map.end(); ++it) {
-    spend(it->first, path);
-    if (it->first.IsScalar() && it->first.Scalar() == key) {
-      if (null_like(it->second)) {
+  const auto& items = map->items;
+  for (size_t i = 0; i + 1 < items.size(); i += 2) {
+    spend(items[i], path);
+    if (items[i]->is_scalar() && items[i]->scalar == key) {
+      if (null_like(items[i + 1])) {
         return std::nullopt;
       }
-      return Entry{it->first, it->second, Path{&path, key}};
+      return Entry{items[i], items[i + 1], Path{&path, key}};
     }
   }
   return std::nullopt;
 }
 
-std::vector<Entry> Reader::items(const YAML::Node& seq, const Path& path) {
+std::vector<Entry> Reader::items(Node seq, const Path& path) {
   std::vector<Entry> out;
   if (null_like(seq)) {
     return out;
   }
-  if (!seq.IsSequence()) {
+  if (!seq->is_sequence()) {
     fail(seq, path, fmt::format("expected a list, got {}", describe(seq)));
   }
   int index = 0;
-  for (const YAML::Node& item : seq) {
+  out.reserve(seq->items.size());
+  for (Node item : seq->items) {
     spend(item, path);
     out.push_back(Entry{item, item, Path{&path, "", index++}});
   }
   return out;
 }
 
-std::string Reader::scalar(const YAML::Node& node, const Path& path) const {
-  if (!node.IsScalar()) {
+std::string Reader::scalar(Node node, const Path& path) const {
+  if (null_like(node) || !node->is_scalar()) {
     fail(node, path, fmt::format("expected a string, got {}", describe(node)));
   }
-  return node.Scalar();
+  return node->scalar;
 }
 
-int64_t Reader::integer(const YAML::Node& node, const Path& path, int64_t min, int64_t max) const {
+int64_t Reader::integer(Node node, const Path& path, int64_t min, int64_t max) const {
   int64_t value = 0;
-  const std::string& text = node.IsScalar() ? node.Scalar() : std::string();
+  bool scalar = !null_like(node) && node->is_scalar();
+  const std::string& text = scalar ? node->scalar : std::string();
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (!node.IsScalar() || !plain(node) || text.empty() || ec != std::errc()
+  if (!scalar || !node->plain || text.empty() || ec != std::errc()
       || end != text.data() + text.size()) {
     fail(node, path, fmt::format("expected a whole number, got {}", describe(node)));
   }
@@ -133,7 +129,7 @@ int64_t Reader::integer(const YAML::Node& node, const Path& path, int64_t min, i
   return value;
 }
 
-std::string Reader::int_or_percent(const YAML::Node& node, const Path& path) const {
+std::string Reader::int_or_percent(Node node, const Path& path) const {
   std::string text = scalar(node, path);
   std::string_view digits = text;
   if (!digits.empty() && digits.back() == '%') {
@@ -147,7 +143,7 @@ std::string Reader::int_or_percent(const YAML::Node& node, const Path& path) con
   return text;
 }
 
-bool Reader::boolean(const YAML::Node& node, const Path& path) const {
+bool Reader::boolean(Node node, const Path& path) const {
   std::string text = scalar(node, path);
   if (text == "true" || text == "True" || text == "TRUE") {
     return true;
@@ -158,22 +154,23 @@ bool Reader::boolean(const YAML::Node& node, const Path& path) const {
   fail(node, path, fmt::format("expected true or false, got '{}'", text));
 }
 
-Labels Reader::string_map(const YAML::Node& node, const Path& path) {
+Labels Reader::string_map(Node node, const Path& path) {
   Labels out;
   if (null_like(node)) {
     return out;
   }
   expect_map(node, path);
-  for (auto it = node.begin(); it != node.end(); ++it) {
-    spend(it->first, path);
-    std::string key = scalar(it->first, path);
+  const auto& items = node->items;
+  for (size_t i = 0; i + 1 < items.size(); i += 2) {
+    spend(items[i], path);
+    std::string key = scalar(items[i], path);
     Path at{&path, key};
-    out[key] = null_like(it->second) ? std::string() : scalar(it->second, at);
+    out[key] = null_like(items[i + 1]) ? std::string() : scalar(items[i + 1], at);
   }
   return out;
 }
 
-std::vector<std::string> Reader::strings(const YAML::Node& node, const Path& path) {
+std::vector<std::string> Reader::strings(Node node, const Path& path) {
   std::vector<std::string> out;
   for (const Entry& e : items(node, path)) {
     out.push_back(scalar(e.value, e.path));
@@ -181,7 +178,7 @@ std::vector<std::string> Reader::strings(const YAML::Node& node, const Path& pat
   return out;
 }
 
-LabelSelector Reader::selector(const YAML::Node& node, const Path& path) {
+LabelSelector Reader::selector(Node node, const Path& path) {
   LabelSelector out;
   expect_map(node, path);
   out.present = true;
@@ -222,9 +219,8 @@ LabelSelector Reader::selector(const YAML::Node& node, const Path& path) {
   return out;
 }
 
-std::optional<int64_t> Reader::opt_integer(const YAML::Node& map, const Path& path,
-                                           std::string_view key, Marks& marks, int64_t min,
-                                           int64_t max) {
+std::optional<int64_t> Reader::opt_integer(Node map, const Path& path, std::string_view key,
+                                           Marks& marks, int64_t min, int64_t max) {
   auto e = child(map, path, key);
   if (!e) {
     return std::nullopt;
@@ -233,7 +229,7 @@ std::optional<int64_t> Reader::opt_integer(const YAML::Node& map, const Path& pa
   return integer(e->value, e->path, min, max);
 }
 
-std::string Reader::opt_scalar(const YAML::Node& map, const Path& path, std::string_view key) {
+std::string Reader::opt_scalar(Node map, const Path& path, std::string_view key) {
   auto e = child(map, path, key);
   return e ? scalar(e->value, e->path) : std::string();
 }

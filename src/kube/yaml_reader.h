@@ -1,6 +1,5 @@
 #pragma once
-// Internal to src/kube: typed, position-aware reading of yaml-cpp nodes. Included only by kube's
-// .cc files so that yaml-cpp's headers stay out of everyone else's translation units.
+// Internal to src/kube: typed, position-aware reading of the nodes of a YamlDocument.
 
 #include <cstdint>
 #include <optional>
@@ -8,11 +7,10 @@
 #include <string_view>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
 #include "base/error.h"
 #include "kube/label_selector.h"
 #include "kube/mark.h"
+#include "kube/yaml_tree.h"
 
 namespace zerodrop::kube::detail {
 
@@ -34,10 +32,13 @@ struct Path {
   std::string str() const;
 };
 
+// A node of the document being read; never null for a present field.
+using Node = const YamlNode*;
+
 // A mapping entry: the key node (for its position) and the value node.
 struct Entry {
-  YAML::Node key;
-  YAML::Node value;
+  Node key;
+  Node value;
   Path path;
 };
 
@@ -50,30 +51,30 @@ public:
 
   const std::string& file() const { return file_; }
 
-  Mark mark(const YAML::Node& node) const;
-  [[noreturn]] void fail(const YAML::Node& node, const Path& path, std::string_view what) const;
+  Mark mark(Node node) const;
+  [[noreturn]] void fail(Node node, const Path& path, std::string_view what) const;
 
   // The entry `key` of `map` (which must be a mapping, or null); nullopt if absent or null.
-  std::optional<Entry> child(const YAML::Node& map, const Path& path, std::string_view key);
+  std::optional<Entry> child(Node map, const Path& path, std::string_view key);
   // The items of a sequence (null gives none), each with its path.
-  std::vector<Entry> items(const YAML::Node& seq, const Path& path);
+  std::vector<Entry> items(Node seq, const Path& path);
 
-  void expect_map(const YAML::Node& node, const Path& path) const;
-  std::string scalar(const YAML::Node& node, const Path& path) const;
-  int64_t integer(const YAML::Node& node, const Path& path, int64_t min, int64_t max) const;
-  std::string int_or_percent(const YAML::Node& node, const Path& path) const;
-  bool boolean(const YAML::Node& node, const Path& path) const;
-  Labels string_map(const YAML::Node& node, const Path& path);
-  std::vector<std::string> strings(const YAML::Node& node, const Path& path);
-  LabelSelector selector(const YAML::Node& node, const Path& path);
+  void expect_map(Node node, const Path& path) const;
+  std::string scalar(Node node, const Path& path) const;
+  int64_t integer(Node node, const Path& path, int64_t min, int64_t max) const;
+  std::string int_or_percent(Node node, const Path& path) const;
+  bool boolean(Node node, const Path& path) const;
+  Labels string_map(Node node, const Path& path);
+  std::vector<std::string> strings(Node node, const Path& path);
+  LabelSelector selector(Node node, const Path& path);
 
   // Shorthands: read `key` of `map` if present, recording its position in `marks` under `name`.
-  std::optional<int64_t> opt_integer(const YAML::Node& map, const Path& path, std::string_view key,
-                                     Marks& marks, int64_t min = 0, int64_t max = INT32_MAX);
-  std::string opt_scalar(const YAML::Node& map, const Path& path, std::string_view key);
+  std::optional<int64_t> opt_integer(Node map, const Path& path, std::string_view key, Marks& marks,
+                                     int64_t min = 0, int64_t max = INT32_MAX);
+  std::string opt_scalar(Node map, const Path& path, std::string_view key);
 
 private:
-  void spend(const YAML::Node& node, const Path& path);
+  void spend(Node node, const Path& path);
 
   std::string file_;
   int line_offset_;

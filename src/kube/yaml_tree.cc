@@ -1,0 +1,147 @@
+#include "kube/yaml_tree.h"
+
+#include <yaml.h>
+
+#include <map>
+#include <memory>
+
+namespace zerodrop::kube::detail {
+namespace {
+
+// Owns a LibYAML parser or event for the scope of a parse.
+struct Parser {
+  yaml_parser_t parser;
+
+  Parser() { yaml_parser_initialize(&parser); }
+
+  ~Parser() { yaml_parser_delete(&parser); }
+};
+
+struct Event {
+  yaml_event_t event;
+
+  ~Event() { yaml_event_delete(&event); }
+};
+
+bool null_scalar(const yaml_event_t& e) {
+  if (e.data.scalar.style != YAML_PLAIN_SCALAR_STYLE || e.data.scalar.tag != nullptr) {
+    return false;
+  }
+  std::string_view text(reinterpret_cast<const char*>(e.data.scalar.value), e.data.scalar.length);
+  return text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL";
+}
+
+YamlError error_of(const yaml_parser_t& p) {
+  std::string message = p.problem ? p.problem : "invalid YAML";
+  if (p.context) {
+    message = std::string(p.context) + ": " + message;
+  }
+  return YamlError{static_cast<int>(p.problem_mark.line), static_cast<int>(p.problem_mark.column),
+                   message};
+}
+
+std::string anchor_of(const yaml_char_t* anchor) {
+  return anchor ? std::string(reinterpret_cast<const char*>(anchor)) : std::string();
+}
+
+}  // namespace
+
+YamlNode* YamlDocument::add() {
+  return &nodes_.emplace_back();
+}
+
+void YamlDocument::parse(std::string_view text) {
+  Parser p;
+  yaml_parser_set_input_string(&p.parser, reinterpret_cast<const unsigned char*>(text.data()),
+                               text.size());
+  std::vector<YamlNode*> stack;  // open sequences and maps
+  std::vector<std::string> stack_anchors;
+  std::map<std::string, const YamlNode*, std::less<>> anchors;
+  // Attaches a finished node to its parent, or makes it the root.
+  auto attach = [&](const YamlNode* node) {
+    if (stack.empty()) {
+      if (!root_) {
+        root_ = node;
+      }
+    } else {
+      stack.back()->items.push_back(node);
+    }
+  };
+  for (;;) {
+    Event e;
+    if (!yaml_parser_parse(&p.parser, &e.event)) {
+      throw error_of(p.parser);
+    }
+    const yaml_event_t& ev = e.event;
+    int line = static_cast<int>(ev.start_mark.line);
+    int column = static_cast<int>(ev.start_mark.column);
+    switch (ev.type) {
+      case YAML_STREAM_END_EVENT:
+        return;
+      case YAML_DOCUMENT_END_EVENT:
+        if (root_) {
+          return;  // one document per call: the loader splits streams itself
+        }
+        break;
+      case YAML_SCALAR_EVENT: {
+        YamlNode* n = add();
+        n->line = line;
+        n->column = column;
+        if (null_scalar(ev)) {
+          n->type = YamlNode::Type::null;
+        } else {
+          n->type = YamlNode::Type::scalar;
+          n->scalar.assign(reinterpret_cast<const char*>(ev.data.scalar.value),
+                           ev.data.scalar.length);
+          n->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ev.data.scalar.tag;
+        }
+        if (ev.data.scalar.anchor) {
+          anchors[anchor_of(ev.data.scalar.anchor)] = n;
+        }
+        attach(n);
+        break;
+      }
+      case YAML_SEQUENCE_START_EVENT:
+      case YAML_MAPPING_START_EVENT: {
+        if (static_cast<int>(stack.size()) >= kMaxDepth) {
+          throw YamlError{line, column, "nesting deeper than 256 levels"};
+        }
+        YamlNode* n = add();
+        n->line = line;
+        n->column = column;
+        n->type =
+            ev.type == YAML_SEQUENCE_START_EVENT ? YamlNode::Type::sequence : YamlNode::Type::map;
+        stack.push_back(n);
+        // Registered when the node ends, so that an alias inside it cannot make a cycle.
+        stack_anchors.push_back(anchor_of(ev.type == YAML_SEQUENCE_START_EVENT
+                                              ? ev.data.sequence_start.anchor
+                                              : ev.data.mapping_start.anchor));
+        break;
+      }
+      case YAML_SEQUENCE_END_EVENT:
+      case YAML_MAPPING_END_EVENT: {
+        YamlNode* n = stack.back();
+        stack.pop_back();
+        if (!stack_anchors.back().empty()) {
+          anchors[stack_anchors.back()] = n;
+        }
+        stack_anchors.pop_back();
+        attach(n);
+        break;
+      }
+      case YAML_ALIAS_EVENT: {
+        auto it = anchors.find(anchor_of(ev.data.alias.anchor));
+        if (it == anchors.end()) {
+          throw YamlError{line, column,
+                          "unknown or recursive alias *" + anchor_of(ev.data.alias.anchor)};
+        }
+        attach(it->second);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+}
+
+}  // namespace zerodrop::kube::detail
