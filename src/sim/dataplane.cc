@@ -133,11 +133,9 @@ void Routers::apply_times(int router, std::vector<double>& applied, uint64_t& ev
   size_t n = control_.writes.size();
   applied.assign(n, kNever);
   if (const auto& direct = o_.profile.propagation) {
-    // The lab's model: each change lands after its own delay (kept in order per router).
-    double last = 0;
+    // The lab's model: each change lands after its own delay, possibly out of order.
     for (size_t w = 0; w < n; ++w) {
-      last = std::max(last, control_.writes[w].commit + direct->sample(random));
-      applied[w] = last;
+      applied[w] = control_.writes[w].commit + direct->sample(random);
     }
     events += n;
     return;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 namespace zerodrop::sim {
 namespace {
@@ -28,6 +29,7 @@ private:
   void no_endpoints();
   void sample_events(int r);
   void build_refusing(int r);
+  void build_steps();
   int view(double t) const;
   int refusing(double t) const;
   double stop_of(int r, const PodTimeline& p) const;
@@ -42,6 +44,15 @@ private:
   const Routers& routers_;
   double end_;
   bool l4_;
+  bool direct_;  // the lab's model: every change lands on its own
+
+  struct Step {
+    double t;
+    int ready;
+    int serving_terminating;
+  };
+
+  std::vector<Step> steps_;
   double rate_r_ = 0;        // requests per second through one router
   double new_fraction_ = 1;  // requests that open a new connection (L4 keep-alive)
   double hazard_ = 0;        // per-connection rate of closing (max age, idle timeout)
@@ -57,6 +68,7 @@ Accountant::Accountant(const Options& options, const ControlPlane& control, cons
       routers_(routers),
       end_(end),
       l4_(options.dataplane == Dataplane::iptables || options.dataplane == Dataplane::nftables),
+      direct_(options.profile.propagation.has_value()),
       out_{Tally(end, options.bucket), Histogram(), {}, {}, 0} {
   rate_r_ = o_.rate / routers.count();
   double lc = std::max(o_.connection_rate, 1e-9);
@@ -68,7 +80,44 @@ Accountant::Accountant(const Options& options, const ControlPlane& control, cons
   out_.per_pod.assign(control.pods.size(), {});
 }
 
+// When each router applies each change on its own (the lab's model), its view is rebuilt from
+// per-pod steps, since applied_ is then not in write order.
+void Accountant::build_steps() {
+  std::vector<std::tuple<double, int, int>> deltas;  // time, ready delta, serving-terminating
+  auto at = [&](int write) {
+    return applied_[static_cast<size_t>(write)];
+  };
+  for (const PodTimeline& p : control_.pods) {
+    if (!p.old && p.ready_write >= 0) {
+      deltas.emplace_back(at(p.ready_write), 1, 0);
+    }
+    if (p.term_write >= 0) {
+      deltas.emplace_back(at(p.term_write), -1, 1);
+    }
+    if (p.remove_write >= 0) {
+      deltas.emplace_back(at(p.remove_write), 0, -1);
+    }
+  }
+  std::sort(deltas.begin(), deltas.end());
+  steps_.clear();
+  int ready = control_.initial_ready, serving_terminating = 0;
+  for (const auto& [t, dr, dst] : deltas) {
+    ready += dr;
+    serving_terminating += dst;
+    steps_.push_back({t, ready, serving_terminating});
+  }
+}
+
 int Accountant::view(double t) const {
+  if (direct_) {
+    auto it = std::upper_bound(steps_.begin(), steps_.end(), t,
+                               [](double v, const Step& s) { return v < s.t; });
+    if (it == steps_.begin()) {
+      return control_.initial_ready;
+    }
+    --it;
+    return it->ready > 0 || !l4_ ? it->ready : it->serving_terminating;
+  }
   auto it = std::upper_bound(applied_.begin(), applied_.end(), t);
   long w = (it - applied_.begin()) - 1;
   if (w < 0) {
@@ -213,6 +262,15 @@ void Accountant::new_pod(size_t index) {
 // Stretches in which the router has no usable endpoint at all: everything fails.
 void Accountant::no_endpoints() {
   Outcome outcome = l4_ ? Outcome::connect_refused : Outcome::http_503;
+  if (direct_) {
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      if (view(steps_[i].t) == 0) {
+        double to = i + 1 < steps_.size() ? steps_[i + 1].t : end_;
+        out_.tally.add_window(steps_[i].t, to, rate_r_, Hole::capacity_dip, outcome);
+      }
+    }
+    return;
+  }
   for (size_t w = 0; w < applied_.size(); ++w) {
     if (view(applied_[w]) == 0) {
       double to = w + 1 < applied_.size() ? applied_[w + 1] : end_;
@@ -265,6 +323,9 @@ void Accountant::sample_events(int r) {
 
 void Accountant::router(int r) {
   routers_.apply_times(r, applied_, out_.events);
+  if (direct_) {
+    build_steps();
+  }
   if (o_.dataplane == Dataplane::ingress_nginx) {
     build_refusing(r);
   }
