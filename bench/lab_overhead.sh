@@ -21,7 +21,7 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_port() {
   for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done
-  echo "lab_overhead: nothing listens on port $1" >&2; exit 1
+  echo "lab_overhead: nothing listens on port $1" >&2; cat "$WORK"/*.log "$WORK"/nginx/error.log >&2 2>/dev/null; exit 1
 }
 
 # The backend: nginx, one worker, a tiny fixed answer.
@@ -44,7 +44,7 @@ hl4=$(free_port); hl7=$(free_port)
 cat >"$WORK/haproxy.cfg" <<CONF
 global
   nbthread 1
-  maxconn 10000
+  maxconn 4000
 defaults
   timeout connect 5s
   timeout client 30s
@@ -65,7 +65,7 @@ backend l7
   http-reuse always
   server nginx 127.0.0.1:$backend
 CONF
-"$HAPROXY" -f "$WORK/haproxy.cfg" -db >/dev/null 2>&1 & pids+=($!)
+"$HAPROXY" -f "$WORK/haproxy.cfg" -db >"$WORK/haproxy.log" 2>&1 & pids+=($!)
 
 # The lab's routers, alone in front of the same backend.
 zl4=$(free_port); zl7=$(free_port)

@@ -1,5 +1,8 @@
 // Asio trips -Wnull-dereference at -O2 (false positives inside io_context; GCC 12).
 #pragma GCC diagnostic ignored "-Wnull-dereference"
+#include <sys/socket.h>
+
+#include <cerrno>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -30,48 +33,39 @@ struct Upstream {
   beast::tcp_stream stream;
   beast::flat_buffer buffer;
   std::string pod;
-  uint64_t generation = 0;
-  bool idle = false;
 };
 
-// Idle upstream connections per pod. Like nginx, an idle connection that the backend closes
-// (or writes to) is dropped at once, so only a connection closed in the race window fails.
-// Router thread only.
+// Idle upstream connections per pod. Before reuse, a connection is checked with a non-blocking
+// MSG_PEEK: one the backend has closed (or written to) is dropped, as nginx drops idle upstream
+// connections that close, so only a close in the race window fails a request. Router thread only.
 class UpstreamPool {
 public:
   std::shared_ptr<Upstream> take(const std::string& pod) {
     auto it = idle_.find(pod);
-    if (it == idle_.end() || it->second.empty()) {
-      return nullptr;
+    while (it != idle_.end() && !it->second.empty()) {
+      std::shared_ptr<Upstream> up = std::move(it->second.back());
+      it->second.pop_back();
+      if (still_open(*up)) {
+        return up;
+      }
     }
-    std::shared_ptr<Upstream> up = std::move(it->second.back());
-    it->second.pop_back();
-    up->idle = false;
-    ++up->generation;
-    error_code ignored;
-    up->stream.socket().cancel(ignored);
-    return up;
+    return nullptr;
   }
 
   void put(std::shared_ptr<Upstream> up) {
     std::vector<std::shared_ptr<Upstream>>& list = idle_[up->pod];
-    if (list.size() >= kIdlePerBackend) {
-      return;
+    if (list.size() < kIdlePerBackend && up->buffer.size() == 0) {
+      list.push_back(std::move(up));
     }
-    up->idle = true;
-    uint64_t generation = ++up->generation;
-    up->stream.expires_never();
-    up->stream.socket().async_wait(tcp::socket::wait_read, [this, up, generation](error_code) {
-      if (up->idle && up->generation == generation) {
-        std::erase(idle_[up->pod], up);
-        error_code ignored;
-        up->stream.socket().close(ignored);
-      }
-    });
-    list.push_back(std::move(up));
   }
 
 private:
+  static bool still_open(Upstream& up) {
+    char byte = 0;
+    ssize_t n = ::recv(up.stream.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  }
+
   std::unordered_map<std::string, std::vector<std::shared_ptr<Upstream>>> idle_;
 };
 
@@ -268,7 +262,6 @@ void L7Session::forward() {
   if (request_.method() != http::verb::head) {
     response_.prepare_payload();
   }
-  client_.expires_after(kClientIdle);
   http::async_write(client_, response_,
                     [self = shared_from_this(), keep_alive](error_code ec, size_t) {
                       if (ec || !keep_alive) {

@@ -38,6 +38,9 @@ Duration Propagation::sample(std::mt19937_64& rng) const {
       return Duration(pick(rng));
     }
     case Kind::lognormal: {
+      if (a == b) {
+        return a;  // sigma would be 0, outside lognormal_distribution's domain
+      }
       double mu = std::log(to_seconds(a));
       double sigma = (std::log(to_seconds(b)) - mu) / kZ99;
       std::lognormal_distribution<double> pick(mu, sigma);
