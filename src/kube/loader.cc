@@ -20,9 +20,11 @@ using detail::Path;
 using detail::Reader;
 using detail::ReadError;
 
-// One document of a multi-document stream: its text and the line it starts on (0-based).
+// One document of a multi-document stream: a view of the file's text and the line it starts on
+// (0-based). Only a document that starts on its "---" line ("--- {a: 1}") owns a copy.
 struct Chunk {
-  std::string text;
+  std::string_view text;
+  std::string owned;
   int first_line = 0;
 };
 
@@ -34,30 +36,45 @@ bool is_marker(std::string_view line, std::string_view marker) {
          || line[3] == '\n';
 }
 
+// Whether a marker line carries content after the marker (not just blanks or a comment).
+bool has_content(std::string_view rest) {
+  size_t first = rest.find_first_not_of(" \t\r\n");
+  return first != std::string_view::npos && rest[first] != '#';
+}
+
 // Splits on "---" and "..." lines as kubectl and kubeconform do. Each chunk is parsed on its own
 // so that one broken document does not hide the others. A "--- value" line keeps its value,
 // with the marker blanked so that columns stay right.
 std::vector<Chunk> split_documents(std::string_view text) {
   std::vector<Chunk> chunks(1);
+  size_t begin = 0;
+  bool owning = false;
   int line_no = 0;
   size_t pos = 0;
+  auto close = [&](size_t end) {
+    if (!owning) {
+      chunks.back().text = text.substr(begin, end - begin);
+    }
+  };
   while (pos < text.size()) {
     size_t end = text.find('\n', pos);
     size_t next = end == std::string_view::npos ? text.size() : end + 1;
     std::string_view line = text.substr(pos, next - pos);
     if (is_marker(line, "---") || is_marker(line, "...")) {
-      chunks.push_back(Chunk{"", line_no});
-      if (line.starts_with("---")) {
-        chunks.back().text.append("   ").append(line.substr(3));
-      } else {
-        chunks.back().text.append("\n");
+      close(pos);
+      owning = line.starts_with("---") && has_content(line.substr(3));
+      chunks.push_back(Chunk{{}, {}, owning ? line_no : line_no + 1});
+      if (owning) {
+        chunks.back().owned.append("   ").append(line.substr(3));
       }
-    } else {
-      chunks.back().text.append(line);
+      begin = next;
+    } else if (owning) {
+      chunks.back().owned.append(line);
     }
     ++line_no;
     pos = next;
   }
+  close(text.size());
   return chunks;
 }
 
@@ -103,7 +120,7 @@ void load_chunk(const Chunk& chunk, const std::string& file, const LoadLimits& l
                 Loaded& out) {
   detail::YamlDocument doc;
   try {
-    doc.parse(chunk.text);
+    doc.parse(chunk.owned.empty() ? chunk.text : std::string_view(chunk.owned));
   } catch (const detail::YamlError& e) {
     Mark at{chunk.first_line + e.line + 1, e.column + 1};
     out.problems.push_back(LoadProblem{file, at, fmt::format("invalid YAML: {}", e.message)});
@@ -114,8 +131,9 @@ void load_chunk(const Chunk& chunk, const std::string& file, const LoadLimits& l
     return;  // empty document: only comments or a trailing "---"
   }
   ++out.documents;
-  int64_t budget = limits.node_budget_base
-                   + limits.node_budget_per_byte * static_cast<int64_t>(chunk.text.size());
+  size_t size = chunk.owned.empty() ? chunk.text.size() : chunk.owned.size();
+  int64_t budget =
+      limits.node_budget_base + limits.node_budget_per_byte * static_cast<int64_t>(size);
   Reader reader(file, chunk.first_line, budget);
   try {
     read_root(reader, root, out);

@@ -260,3 +260,23 @@ TEST(LoaderFuzz, RandomMutationsOfFixturesNeverCrash) {
 
 }  // namespace
 }  // namespace zerodrop::kube
+
+namespace zerodrop::kube {
+namespace {
+
+TEST(Loader, DocumentOnItsMarkerLineKeepsItsColumns) {
+  Loaded loaded = load_text(
+      "--- # first\napiVersion: v1\nkind: ConfigMap\n...\n--- {apiVersion: v1, kind: Service, "
+      "metadata: {name: inline}}\n",
+      "inline.yaml");
+  ASSERT_TRUE(loaded.problems.empty()) << loaded.problems[0].str();
+  ASSERT_EQ(loaded.objects.size(), 2u);
+  const Meta& meta = meta_of(loaded.objects[1]);
+  EXPECT_EQ(meta.name, "inline");
+  EXPECT_EQ(meta.marks.at("metadata.name").line, 5);
+  EXPECT_EQ(meta.marks.at("metadata.name").column, 48);  // as in the file, "--- {" kept
+  EXPECT_EQ(meta_of(loaded.objects[0]).marks.self.line, 2);
+}
+
+}  // namespace
+}  // namespace zerodrop::kube
