@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Throughput of `zerodrop load --rate 0` against wrk and hey, in the same run, on the same nginx.
+# nginx-light (one process, `return 200 "ok"`, keep-alive) listens on a free loopback port with
+# its own temporary prefix; every tool uses 64 keep-alive connections for the same duration.
+# With two or more CPUs, nginx is pinned to CPU 0 and the load tool to CPU 1.
+# Target (issue 2): zerodrop >= 1.0x wrk and >= 2x hey, while zerodrop classifies every request.
+# Usage: bench/load_vs_peers.sh [path/to/zerodrop]   env: DURATION=5 ROUNDS=1 CONNECTIONS=64
+set -euo pipefail
+zerodrop=${1:-build/zerodrop}
+duration=${DURATION:-5}
+rounds=${ROUNDS:-1}
+connections=${CONNECTIONS:-64}
+for tool in nginx wrk hey python3; do
+  command -v "$tool" >/dev/null || { echo "load_vs_peers: $tool is missing (scripts/setup.sh bench)" >&2; exit 2; }
+done
+[ -x "$zerodrop" ] || { echo "load_vs_peers: no zerodrop binary at $zerodrop" >&2; exit 2; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/zerodrop-bench.XXXXXX")
+nginx_pid=
+cleanup() {
+  [ -n "$nginx_pid" ] && kill "$nginx_pid" 2>/dev/null && wait "$nginx_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat >"$work/nginx.conf" <<CONF
+daemon off;
+master_process off;
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $work/body;
+  proxy_temp_path $work/proxy;
+  fastcgi_temp_path $work/fastcgi;
+  uwsgi_temp_path $work/uwsgi;
+  scgi_temp_path $work/scgi;
+  keepalive_requests 100000000;
+  keepalive_timeout 60s;
+  server {
+    listen 127.0.0.1:$port;
+    location / { return 200 "ok"; }
+  }
+}
+CONF
+server_cpu=() client_cpu=()
+if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+  server_cpu=(taskset -c 0) client_cpu=(taskset -c 1)
+fi
+"${server_cpu[@]}" nginx -p "$work" -c "$work/nginx.conf" -e "$work/error.log" &
+nginx_pid=$!
+url="http://127.0.0.1:$port/"
+for _ in $(seq 100); do
+  curl -fsS -o /dev/null "$url" 2>/dev/null && break
+  sleep 0.05
+done
+curl -fsS -o /dev/null "$url" || { cat "$work/error.log" >&2; echo "load_vs_peers: nginx did not start" >&2; exit 1; }
+
+run_wrk() {
+  "${client_cpu[@]}" wrk -t1 -c"$connections" -d"${duration}s" "$url" | awk '/^Requests\/sec/ {print $2}'
+}
+run_hey() {
+  "${client_cpu[@]}" hey -z "${duration}s" -c "$connections" "$url" | awk '/Requests\/sec/ {print $2}'
+}
+run_zerodrop() {
+  "${client_cpu[@]}" "$zerodrop" load "$url" --rate 0 --connections "$connections" \
+    --duration "${duration}s" --json "$work/zerodrop.json" >"$work/zerodrop.txt"
+  python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["failed"] == 0, j; print(round(j["requests"] / j["elapsed_s"], 1))' "$work/zerodrop.json"
+}
+best() { printf '%s\n' "$@" | sort -g | tail -1; }
+
+z=() w=() h=()
+for round in $(seq "$rounds"); do
+  z+=("$(run_zerodrop)")
+  w+=("$(run_wrk)")
+  h+=("$(run_hey)")
+  echo "round $round: zerodrop ${z[-1]}  wrk ${w[-1]}  hey ${h[-1]} req/s"
+done
+zb=$(best "${z[@]}") wb=$(best "${w[@]}") hb=$(best "${h[@]}")
+echo "connections $connections, ${duration}s, best of $rounds, nginx on $url"
+printf '%-10s %12s req/s\n' zerodrop "$zb" wrk "$wb" hey "$hb"
+python3 - "$zb" "$wb" "$hb" <<'PY'
+import sys
+z, w, h = map(float, sys.argv[1:])
+print(f"zerodrop / wrk = {z / w:.2f}x (target >= 1.0)")
+print(f"zerodrop / hey = {z / h:.2f}x (target >= 2.0)")
+PY

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Bad input: one line naming the culprit, exit 2, nothing sent.
+source "$(dirname "$0")/lib.sh"
+
+expect_exit 2 "$ZERODROP" load http://127.0.0.1:1/ --rate x
+expect_grep "^zerodrop: error: --rate: expected a number, got 'x'$" "$WORK/err"
+expect_exit 2 "$ZERODROP" load https://127.0.0.1:1/
+expect_grep "unsupported scheme 'https'" "$WORK/err"
+expect_exit 2 "$ZERODROP" load 'http://[bad'
+expect_grep "malformed URL" "$WORK/err"
+expect_exit 2 "$ZERODROP" load http://no-such-host.invalid/
+expect_grep "cannot resolve host 'no-such-host.invalid'" "$WORK/err"
+expect_exit 2 "$ZERODROP" load --targets "$WORK/missing.txt"
+expect_grep "^zerodrop: error: --targets: cannot read .*missing.txt$" "$WORK/err"
+expect_exit 2 "$ZERODROP" load http://127.0.0.1:1/ -H 'no colon'
+expect_grep "^zerodrop: error: -H: expected 'Name: value', got 'no colon'$" "$WORK/err"
+expect_exit 2 "$ZERODROP" load http://127.0.0.1:1/ --duration 10parsecs
+expect_grep "^zerodrop: error: --duration" "$WORK/err"
+expect_exit 2 "$ZERODROP" load
+expect_grep "no URL to load" "$WORK/err"
+expect_exit 0 "$ZERODROP" load --help
+expect_grep "--max-requests-per-connection" "$WORK/out"
+expect_grep "Examples:" "$WORK/out"
