@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Resident memory of `zerodrop load` does not grow with the number of requests: peak RSS after
+# 1,000,000 requests vs after 100,000 (closed loop, 64 connections, against nginx-light on
+# loopback), then 1,000,000 again with --records streaming to /dev/null.
+# Target (issue 2): the 1M run within 10 % (+1 MiB) of the 100k run, with or without --records.
+# Usage: bench/load_memory.sh [path/to/zerodrop]   env: SMALL=100000 LARGE=1000000
+set -euo pipefail
+zerodrop=${1:-build/zerodrop}
+small=${SMALL:-100000}
+large=${LARGE:-1000000}
+for tool in nginx python3 curl /usr/bin/time; do
+  command -v "$tool" >/dev/null || { echo "load_memory: $tool is missing (scripts/setup.sh bench)" >&2; exit 2; }
+done
+[ -x "$zerodrop" ] || { echo "load_memory: no zerodrop binary at $zerodrop" >&2; exit 2; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/zerodrop-bench.XXXXXX")
+nginx_pid=
+cleanup() {
+  [ -n "$nginx_pid" ] && kill "$nginx_pid" 2>/dev/null && wait "$nginx_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat >"$work/nginx.conf" <<CONF
+daemon off;
+master_process off;
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $work/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $work/body;
+  proxy_temp_path $work/proxy;
+  fastcgi_temp_path $work/fastcgi;
+  uwsgi_temp_path $work/uwsgi;
+  scgi_temp_path $work/scgi;
+  keepalive_requests 100000000;
+  server {
+    listen 127.0.0.1:$port;
+    location / { return 200 "ok"; }
+  }
+}
+CONF
+nginx -p "$work" -c "$work/nginx.conf" -e "$work/error.log" &
+nginx_pid=$!
+url="http://127.0.0.1:$port/"
+for _ in $(seq 100); do
+  curl -fsS -o /dev/null "$url" 2>/dev/null && break
+  sleep 0.05
+done
+
+# peak_rss N [FLAGS...]: runs N requests, prints the peak resident set size in KiB.
+peak_rss() {
+  local n=$1; shift
+  /usr/bin/time -v "$zerodrop" load "$url" --rate 0 --connections 64 --duration 1h \
+    --requests "$n" --json "$work/summary.json" "$@" >"$work/out" 2>"$work/time"
+  python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["requests"] == int(sys.argv[2]) and j["failed"] == 0, j' \
+    "$work/summary.json" "$n"
+  awk -F': ' '/Maximum resident set size/ {print $2}' "$work/time"
+}
+
+rss_small=$(peak_rss "$small")
+rss_large=$(peak_rss "$large")
+rss_records=$(peak_rss "$large" --records /dev/null)
+printf 'peak RSS after %9d requests: %7d KiB\n' "$small" "$rss_small"
+printf 'peak RSS after %9d requests: %7d KiB\n' "$large" "$rss_large"
+printf 'peak RSS after %9d requests: %7d KiB (--records streaming)\n' "$large" "$rss_records"
+python3 - "$rss_small" "$rss_large" "$rss_records" <<'PY'
+import sys
+small, large, records = map(int, sys.argv[1:])
+ok = all(x <= small * 1.10 + 1024 for x in (large, records))
+print(f"growth: {large / small:.3f}x without records, {records / small:.3f}x with --records"
+      f" -> {'PASS' if ok else 'FAIL'} (target <= 1.10x + 1 MiB)")
+sys.exit(0 if ok else 1)
+PY
