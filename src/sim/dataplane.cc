@@ -27,16 +27,25 @@ Routers::Routers(const Options& options, const ControlPlane& control, uint64_t s
   cluster_endpoints_ = options.nodes * p.proxy.pods_per_node + options.replicas;
   services_ = cluster_endpoints_ / std::max(1.0, p.proxy.endpoints_per_service);
   if (options.dataplane == Dataplane::cloud_lb && !p.propagation) {
-    // One LB controller watches the slices and reconciles them one at a time.
+    // One LB controller watches the slices; each reconcile covers every write received before
+    // it starts.
     Random random(seed ^ 0xC10D1BULL);
     std::vector<double> received;
     receive(random, received);
-    double busy = 0;
-    for (double r : received) {
-      busy = std::max(busy, r) + p.cloud_lb.reconcile.sample(random);
-      lb_controller_.push_back(busy);
+    lb_controller_.resize(received.size());
+    double free = 0;
+    for (size_t w = 0; w < received.size();) {
+      double start = std::max(free, received[w]);
+      free = start + p.cloud_lb.reconcile.sample(random);
+      for (; w < received.size() && received[w] <= start; ++w) {
+        lb_controller_[w] = free;
+      }
     }
   }
+}
+
+bool Routers::in_order() const {
+  return !o_.profile.propagation && o_.dataplane != Dataplane::cloud_lb;
 }
 
 std::string Routers::name(int router) const {
@@ -141,10 +150,9 @@ void Routers::apply_times(int router, std::vector<double>& applied, uint64_t& ev
     return;
   }
   if (o_.dataplane == Dataplane::cloud_lb) {
-    double last = 0;
+    // Each target's (de)registration is its own API operation: no order between them.
     for (size_t w = 0; w < n; ++w) {
-      last = std::max(last, lb_controller_[w] + o_.profile.cloud_lb.deregister.sample(random));
-      applied[w] = last;
+      applied[w] = lb_controller_[w] + o_.profile.cloud_lb.deregister.sample(random);
     }
     events += n;
     return;

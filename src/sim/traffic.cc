@@ -44,7 +44,7 @@ private:
   const Routers& routers_;
   double end_;
   bool l4_;
-  bool direct_;  // the lab's model: every change lands on its own
+  bool direct_;  // every change lands on its own (the lab's model, a cloud LB)
 
   struct Step {
     double t;
@@ -68,7 +68,7 @@ Accountant::Accountant(const Options& options, const ControlPlane& control, cons
       routers_(routers),
       end_(end),
       l4_(options.dataplane == Dataplane::iptables || options.dataplane == Dataplane::nftables),
-      direct_(options.profile.propagation.has_value()),
+      direct_(!routers.in_order()),
       out_{Tally(end, options.bucket), Histogram(), {}, {}, 0} {
   rate_r_ = o_.rate / routers.count();
   double lc = std::max(o_.connection_rate, 1e-9);
