@@ -112,12 +112,9 @@ Report audit_paths(const Options& options) {
 }
 
 int exit_code(const Report& report, const Options& options) {
-  for (const Finding& f : report.all_findings()) {
-    if (f.severity >= options.fail_on) {
-      return to_int(ExitCode::failed);
-    }
-  }
-  return to_int(ExitCode::ok);
+  bool failed = false;
+  report.each_finding([&](const Finding& f) { failed = failed || f.severity >= options.fail_on; });
+  return to_int(failed ? ExitCode::failed : ExitCode::ok);
 }
 
 int run(const Options& options, std::ostream& out, std::ostream& err) {

@@ -24,7 +24,20 @@ struct Report {
   int64_t skipped = 0;                // Helm test hooks
   std::vector<kube::Object> storage;  // the objects the views point into
 
-  std::vector<Finding> all_findings() const;
+  std::vector<Finding> all_findings() const;  // a copy, for tests and small reports
+
+  // Calls fn(finding) for every finding in output order, without copying.
+  template <typename Fn>
+  void each_finding(Fn fn) const {
+    for (const Finding& f : problems) {
+      fn(f);
+    }
+    for (const AuditedWorkload& w : workloads) {
+      for (const Finding& f : w.findings) {
+        fn(f);
+      }
+    }
+  }
 };
 
 // Runs every rule over loaded objects; `problems` become invalid-manifest findings.

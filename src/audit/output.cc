@@ -57,12 +57,12 @@ struct Counts {
 
 Counts count(const Report& report) {
   Counts c;
-  for (const Finding& f : report.all_findings()) {
+  report.each_finding([&](const Finding& f) {
     ++c.by_severity[static_cast<int>(f.severity)];
     if (f.hole && f.severity != Severity::info) {
       ++c.by_hole[std::string(record::to_string(*f.hole))];
     }
-  }
+  });
   return c;
 }
 
@@ -139,10 +139,13 @@ void write_text(const Report& report, std::ostream& out) {
 }
 
 void write_json(const Report& report, std::ostream& out) {
-  nlohmann::json findings = nlohmann::json::array();
-  for (const Finding& f : report.all_findings()) {
-    findings.push_back(json_finding(f));
-  }
+  // Streamed one finding at a time: a tree of every finding costs more than the audit itself.
+  out << "{\n  \"version\": 1,\n  \"findings\": [";
+  bool first = true;
+  report.each_finding([&](const Finding& f) {
+    out << (first ? "\n    " : ",\n    ") << json_finding(f).dump();
+    first = false;
+  });
   Counts c = count(report);
   nlohmann::json summary = {
       {"files", report.files},
@@ -154,12 +157,11 @@ void write_json(const Report& report, std::ostream& out) {
       {"infos", c.by_severity[0]},
       {"holes", c.by_hole},
   };
-  nlohmann::json doc = {{"version", 1}, {"findings", findings}, {"summary", summary}};
-  out << doc.dump(2) << '\n';
+  out << (first ? "],\n" : "\n  ],\n") << "  \"summary\": " << summary.dump() << "\n}\n";
 }
 
 void write_github(const Report& report, std::ostream& out) {
-  for (const Finding& f : report.all_findings()) {
+  report.each_finding([&](const Finding& f) {
     std::string_view command = f.severity == Severity::error     ? "error"
                                : f.severity == Severity::warning ? "warning"
                                                                  : "notice";
@@ -169,7 +171,7 @@ void write_github(const Report& report, std::ostream& out) {
     out << fmt::format("::{} file={},line={},col={},title={}::{}\n", command,
                        escape_github(f.file, true), f.mark.line, f.mark.column,
                        escape_github(title, true), escape_github(text, false));
-  }
+  });
   out << summary_line(report) << '\n';
 }
 

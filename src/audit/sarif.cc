@@ -98,9 +98,7 @@ json sarif_result(const Finding& f) {
 
 void write_sarif(const Report& report, std::ostream& out) {
   json results = json::array();
-  for (const Finding& f : report.all_findings()) {
-    results.push_back(sarif_result(f));
-  }
+  report.each_finding([&](const Finding& f) { results.push_back(sarif_result(f)); });
   json driver = {{"name", "zerodrop"},
                  {"version", "0.1.0"},
                  {"semanticVersion", "0.1.0"},

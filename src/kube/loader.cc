@@ -82,8 +82,7 @@ bool is_list(const Meta& meta) {
   return meta.kind == "List" || (meta.kind.size() > 4 && meta.kind.ends_with("List"));
 }
 
-Object read_object(Reader& r, Node root, const Path& path) {
-  Meta meta = detail::read_meta(r, root, path);
+Object read_object(Reader& r, Node root, const Path& path, Meta meta) {
   if (auto kind = detail::workload_kind(meta)) {
     return detail::read_workload(r, root, path, std::move(meta), *kind);
   }
@@ -103,13 +102,14 @@ void read_root(Reader& r, Node root, Loaded& out) {
   Meta meta = detail::read_meta(r, root, top);
   auto items = is_list(meta) ? r.child(root, top, "items") : std::nullopt;
   if (!items) {
-    out.objects.push_back(read_object(r, root, top));
+    out.objects.push_back(read_object(r, root, top, std::move(meta)));
     return;
   }
   for (const detail::Entry& item : r.items(items->value, items->path)) {
     try {
       r.expect_map(item.value, item.path);
-      out.objects.push_back(read_object(r, item.value, item.path));
+      out.objects.push_back(
+          read_object(r, item.value, item.path, detail::read_meta(r, item.value, item.path)));
     } catch (const ReadError& e) {
       add_problem(out, e, r.file());
     }
