@@ -22,6 +22,7 @@ struct RunFlags {
   std::string app_ready;
   std::string listen;
   std::string to;
+  std::vector<std::string> command;
 };
 
 constexpr const char* kRunFooter = R"(
@@ -73,7 +74,6 @@ shim::RunOptions to_options(const RunFlags& flags, std::vector<std::string> comm
 
 Runner setup_run(CLI::App& app) {
   auto flags = std::make_shared<RunFlags>();
-  app.prefix_command();
   app.add_option("--delay", flags->delay,
                  "keep the app serving this long after readiness fails (duration)")
       ->capture_default_str();
@@ -88,14 +88,9 @@ Runner setup_run(CLI::App& app) {
                  "the app's readiness URL, mirrored while serving (http://...)");
   app.add_option("--listen", flags->listen, "front proxy: listen on [HOST]:PORT (0.0.0.0)");
   app.add_option("--to", flags->to, "front proxy: the app's HOST:PORT (127.0.0.1)");
+  app.add_option("command", flags->command, "APP ARGS... (after --)");
   app.footer(kRunFooter);
-  return [flags, &app]() -> int {
-    std::vector<std::string> command = app.remaining();
-    if (!command.empty() && command.front() == "--") {
-      command.erase(command.begin());
-    }
-    return shim::run(to_options(*flags, std::move(command)));
-  };
+  return [flags]() -> int { return shim::run(to_options(*flags, flags->command)); };
 }
 
 }  // namespace zerodrop::cli
