@@ -277,7 +277,9 @@ void write_workload_patch(const AuditedWorkload& a, const Plan& plan, std::ostre
   if (!w.meta.namespace_name.empty()) {
     out << "  namespace: " << quote(w.meta.namespace_name) << '\n';
   }
-  bool pod_part = !plan.pod_spec_lines.empty() || !plan.container_lines.empty();
+  bool pod_part = !plan.pod_spec_lines.empty()
+                  || std::any_of(plan.container_lines.begin(), plan.container_lines.end(),
+                                 [](const auto& entry) { return !entry.second.empty(); });
   if (plan.spec_lines.empty() && !pod_part) {
     out << "spec: {}\n";
     return;

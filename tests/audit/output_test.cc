@@ -116,6 +116,22 @@ TEST(Fix, OlderKubernetesGetsExecAndDistrolessGetsZerodropSleep) {
   EXPECT_NE(out.str().find("copy the static zerodrop binary"), std::string::npos);
 }
 
+TEST(Fix, UnpatchedContainerFindingsLeaveNoEmptyTemplate) {
+  Options o;
+  std::ostringstream out;
+  std::string probes = R"(          image: web:1
+          ports: [{name: http, containerPort: 8080}]
+          lifecycle: {preStop: {sleep: {seconds: 5}}}
+          readinessProbe: {httpGet: {path: /healthz, port: http}}
+          livenessProbe: {httpGet: {path: /healthz, port: http}}
+)";
+  write_patches(audit_text(service() + deployment(probes)), o, out);
+  EXPECT_NE(out.str().find("# not patched: liveness-same-as-readiness (app)"), std::string::npos);
+  EXPECT_EQ(out.str().find("template:"), std::string::npos) << out.str();
+  YAML::Node patch = YAML::LoadAll(out.str())[0];
+  EXPECT_EQ(patch["spec"]["replicas"].as<int>(), 2);
+}
+
 TEST(Ignores, AnnotationOnPodTemplateAndConfigEntries) {
   std::string dep = deployment(kBare);
   dep.replace(dep.find("metadata: {labels: {app: web}}"), 30,
