@@ -131,14 +131,14 @@ void measure_drain(const record::RunRecord& run, const Facts& facts, Diagnosis& 
         && (!d.longest_drain || *p.exited - *p.signal > *d.longest_drain)) {
       d.longest_drain = *p.exited - *p.signal;
       d.drain_evidence = fmt::format("pod {} exited {} after its stop signal", p.name,
-                                     seconds_text(*d.longest_drain));
+                                     duration_text(*d.longest_drain));
     }
   }
   for (const record::RequestRecord& r : run.requests) {
     if (!r.failed && r.sent && (!d.longest_drain || r.done - *r.sent > *d.longest_drain)) {
       d.longest_drain = r.done - *r.sent;
       d.drain_evidence =
-          fmt::format("the longest successful request took {}", seconds_text(*d.longest_drain));
+          fmt::format("the longest successful request took {}", duration_text(*d.longest_drain));
     }
   }
 }

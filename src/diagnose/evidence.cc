@@ -144,7 +144,7 @@ std::string no_drain_evidence(const Group& g, const Facts& facts) {
                              : fmt::format("exit code {}", life->exit_code.value_or(0));
     how = fmt::format("when it exited at {} ({})", seconds_text(*life->exited), status);
     if (life->signal) {
-      how += fmt::format(", {} after {}", seconds_text(*life->exited - *life->signal),
+      how += fmt::format(", {} after {}", duration_text(*life->exited - *life->signal),
                          signal_name(life->stop_signal));
     }
   } else if (life && life->signal) {
@@ -164,7 +164,7 @@ std::string grace_evidence(const Group& g, const Facts& facts, const std::string
     when = fmt::format(" by SIGKILL at {}", seconds_text(*life->kill));
     if (life->deletion) {
       when +=
-          fmt::format(", {} after its deletion at {}", seconds_text(*life->kill - *life->deletion),
+          fmt::format(", {} after its deletion at {}", duration_text(*life->kill - *life->deletion),
                       seconds_text(*life->deletion));
     }
   }
@@ -227,11 +227,28 @@ std::string times_text(const Group& g) {
   return fmt::format("between {} and {}", seconds_text(first), seconds_text(last));
 }
 
+// Capacity is judged two ways: pods Ready in truth, and what each router saw as ready.
 std::string capacity_evidence(const Group& g, int min_ready, const RuleContext& context) {
-  std::string of = context.replicas ? fmt::format(" of {}", *context.replicas) : std::string();
-  return fmt::format("{} failed ({}) {} while as few as {}{} replicas were Ready",
-                     counted(g.requests.size(), "request"), classes_text(g.requests), times_text(g),
-                     min_ready, of);
+  std::string text = fmt::format("{} failed ({}) {}", counted(g.requests.size(), "request"),
+                                 classes_text(g.requests), times_text(g));
+  if (!context.replicas || min_ready < *context.replicas) {
+    std::string of = context.replicas ? fmt::format(" of {}", *context.replicas) : std::string();
+    text += fmt::format(" while as few as {}{} replicas were Ready", min_ready, of);
+  }
+  std::set<std::string> empty_routers;
+  size_t empty = 0;
+  for (size_t i = 0; i < g.diagnoses.size(); ++i) {
+    if (g.diagnoses[i]->reason.find("had no ready endpoint") != std::string::npos) {
+      ++empty;
+      empty_routers.insert(g.requests[i]->router);
+    }
+  }
+  if (empty > 0) {
+    text += fmt::format("; {} went through router{} {} with no ready endpoint",
+                        empty == g.requests.size() ? "all" : fmt::format("{}", empty),
+                        empty_routers.size() == 1 ? "" : "s", fmt::join(empty_routers, ", "));
+  }
+  return text;
 }
 
 std::string liveness_evidence(const Group& g, const Facts& facts) {
@@ -243,7 +260,7 @@ std::string liveness_evidence(const Group& g, const Facts& facts) {
                        seconds_text(life->liveness_restarts.front()));
     if (life->deletion) {
       when += fmt::format(", {} into its termination",
-                          seconds_text(life->liveness_restarts.front() - *life->deletion));
+                          duration_text(life->liveness_restarts.front() - *life->deletion));
     }
   }
   return fmt::format("{} at pod {} failed ({}){}{}", counted(top.requests.size(), "request"),

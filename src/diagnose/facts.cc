@@ -220,6 +220,11 @@ std::string seconds_text(Micros t) {
   return fmt::format("{:.2f} s", std::chrono::duration<double>(t).count());
 }
 
+std::string duration_text(Micros d) {
+  double s = std::chrono::duration<double>(d).count();
+  return s < 0.1 ? fmt::format("{:.1f} ms", s * 1000) : fmt::format("{:.2f} s", s);
+}
+
 BackendState state_at(const PodLife& life, Micros t) {
   if (life.kill && t >= *life.kill) {
     return BackendState::killed;

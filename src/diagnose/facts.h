@@ -63,6 +63,9 @@ private:
 // "4.31 s": how every time in a diagnosis reads (seconds since the run's start).
 std::string seconds_text(Micros t);
 
+// "0.80 s", "4.2 ms": how a measured duration reads.
+std::string duration_text(Micros d);
+
 // What `life` was doing at `t` (see BackendState).
 BackendState state_at(const PodLife& life, Micros t);
 

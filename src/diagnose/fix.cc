@@ -58,7 +58,7 @@ Micros margin(const FixInputs& in) {
 // "2.02 s", "1 s": how the fixes print measured and configured times.
 std::string secs(Micros t) {
   double s = std::chrono::duration<double>(t).count();
-  return s == std::floor(s) ? fmt::format("{:.0f} s", s) : fmt::format("{:.2f} s", s);
+  return s == std::floor(s) ? fmt::format("{:.0f} s", s) : duration_text(t);
 }
 
 // The preStop delay to recommend: measured propagation + margin, never below the current one.

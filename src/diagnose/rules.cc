@@ -1,5 +1,6 @@
 #include "diagnose/rules.h"
 
+#include <cassert>
 #include <csignal>
 #include <limits>
 
@@ -95,6 +96,13 @@ std::optional<RequestDiagnosis> kill_rule(const Case& c) {
                           seconds_text(*kill), since));
 }
 
+// When the process stopped serving: its stop signal, else its kill, else its exit. Only called
+// for a pod whose state is after_signal or later, so one of them is set.
+Micros stop_time(const PodLife& life) {
+  assert(life.signal || life.kill || life.exited);
+  return life.signal ? *life.signal : life.kill ? *life.kill : *life.exited;
+}
+
 std::optional<RequestDiagnosis> refusal_rule(const Case& c) {
   bool refused = c.r.outcome == Outcome::connect_refused
                  || (c.r.connection == record::Connection::fresh
@@ -107,12 +115,34 @@ std::optional<RequestDiagnosis> refusal_rule(const Case& c) {
     return make(c, Hole::readiness_lies,
                 fmt::format("refused by pod {} before it could serve", c.life.name));
   }
+  // The connect happens after the client's send: a pod signalled in between refused it.
+  BackendState at_refusal = state_at(c.life, c.r.done + kTolerance);
+  if (c.state == BackendState::serving && at_refusal >= BackendState::after_signal) {
+    return make(c, c.router_applied ? Hole::unexplained : Hole::deregistration_race,
+                fmt::format("refused by pod {} just after it stopped at {}", c.life.name,
+                            seconds_text(stop_time(c.life))));
+  }
   if (c.state == BackendState::serving) {
     return make(
         c, Hole::unexplained,
         fmt::format("refused by pod {} while it was serving and not terminating", c.life.name));
   }
   return std::nullopt;  // terminating: the state rules below decide
+}
+
+// A reused connection torn down under a request sent after the router had dropped the pod: the
+// connection existed only because keep-alive pinned it there (`Connection: close` would not).
+std::optional<RequestDiagnosis> stale_rule(const Case& c) {
+  bool torn = c.r.outcome == Outcome::closed_before_response
+              || c.r.outcome == Outcome::reset_before_response || c.r.outcome == Outcome::http_502;
+  if (c.r.connection != record::Connection::reused || !c.router_applied || !torn
+      || c.state < BackendState::prestop) {
+    return std::nullopt;
+  }
+  return make(
+      c, Hole::keepalive_stale,
+      fmt::format("reused keep-alive connection to pod {} ({}), {} had removed it at {}",
+                  c.life.name, to_string(c.state), router_name(c.r), seconds_text(*c.applied)));
 }
 
 std::optional<RequestDiagnosis> in_flight_rule(const Case& c) {
@@ -230,10 +260,10 @@ RequestDiagnosis attribute(const RequestRecord& r, size_t index, const Facts& fa
     Micros t = send_time(r);
     auto applied = facts.applied_for(r.router, r.backend);
     Case c{r, *life, facts, context, t, state_at(*life, t), applied, applied && *applied <= t};
-    // Most specific first: a liveness kill, a SIGKILL, a refusal, a request cut in flight, too
-    // few replicas, then what the backend's state at send time says.
+    // Most specific first: a liveness kill, a SIGKILL, a refusal, a stale keep-alive connection,
+    // a request cut in flight, too few replicas, then what the backend's state says.
     std::optional<RequestDiagnosis> found = liveness_rule(c);
-    for (auto rule : {kill_rule, refusal_rule, in_flight_rule, capacity_rule}) {
+    for (auto rule : {kill_rule, refusal_rule, stale_rule, in_flight_rule, capacity_rule}) {
       if (!found) {
         found = rule(c);
       }

@@ -97,7 +97,7 @@ TEST(Diagnose, PrestopAndGraceComeFromMeasuredPropagationAndDrain) {
   EXPECT_EQ(fix.why,
             "preStop ≥ longest observed propagation 2.02 s (of 2 router updates) + margin 1 s, "
             "rounded up to 4 s; terminationGracePeriodSeconds ≥ preStop 4 s + longest observed "
-            "drain 0.01 s (pod web-0 exited 0.01 s after its stop signal) + margin 1 s = 6 s, "
+            "drain 10.0 ms (pod web-0 exited 10.0 ms after its stop signal) + margin 1 s = 6 s, "
             "rounded up; the current 30 s already covers it");
 }
 
@@ -140,7 +140,7 @@ TEST(Diagnose, InFlightAtExitIsNoDrain) {
   EXPECT_EQ(h->requests, 1u);
   EXPECT_EQ(h->evidence,
             "1 request in flight at pod web-0 broke when it exited at 4.01 s (exit "
-            "code 0), 0.01 s after SIGTERM (reset_before_response 1)");
+            "code 0), 10.0 ms after SIGTERM (reset_before_response 1)");
   EXPECT_EQ(h->fix.steps.size(), 4u);
   EXPECT_TRUE(find(d, Hole::deregistration_race));
 }
@@ -153,6 +153,17 @@ TEST(Diagnose, RouterRefusalOnFreshConnectionIsDeregistrationRace) {
   Diagnosis d = diagnose(b.build(), Options{});
   ASSERT_EQ(d.failures.size(), 1u);
   EXPECT_EQ(d.failures[0].hole, Hole::deregistration_race);
+}
+
+TEST(Diagnose, RefusalJustAfterTheSignalCountsFromTheConnectNotTheSend) {
+  // Sent 1 ms before SIGTERM, refused by the router's connect 2 ms later.
+  RunBuilder b = naive_termination();
+  b.request(3.999, 4.001, Outcome::reset_before_response, Connection::fresh, "node-1", "web-0");
+  b.event(4.0005, EventKind::router_refused, "web-0", "node-1");
+  Diagnosis d = diagnose(b.build(), Options{});
+  ASSERT_EQ(d.failures.size(), 1u);
+  EXPECT_EQ(d.failures[0].hole, Hole::deregistration_race);
+  EXPECT_EQ(d.failures[0].reason, "refused by pod web-0 just after it stopped at 4.00 s");
 }
 
 TEST(Diagnose, SigkillMidRequestIsGraceOverrun) {
@@ -199,6 +210,21 @@ TEST(Diagnose, ReusedConnectionAfterRouterUpdateIsKeepaliveStale) {
   EXPECT_NE(h.fix.steps[1].find("Connection: close"), std::string::npos);
 }
 
+TEST(Diagnose, InFlightOnStaleKeepaliveConnectionIsKeepaliveStale) {
+  // Sent after both routers dropped web-0, on a connection keep-alive had pinned to it; the
+  // lingering pod exits under it.
+  RunBuilder b = steady();
+  b.terminate("web-0", 3.0, 4.0);
+  b.applied(4.0, "node-1", "web-0", false, true).applied(4.2, "node-2", "web-0", false, true);
+  b.request(6.99, 7.0, Outcome::closed_before_response, Connection::reused, "node-1", "web-0");
+  b.request(6.98, 7.0, Outcome::reset_during_response, Connection::reused, "node-1", "web-0");
+  Diagnosis d = diagnose(b.build(), Options{});
+  ASSERT_EQ(d.failures.size(), 2u);
+  EXPECT_EQ(d.failures[0].hole, Hole::keepalive_stale);
+  EXPECT_EQ(d.failures[0].backend_state, BackendState::after_signal);
+  EXPECT_EQ(d.failures[1].hole, Hole::no_drain);  // the app was answering when it exited
+}
+
 TEST(Diagnose, FailuresBeforeFirstSuccessOfNewPodAreReadinessLies) {
   RunBuilder b = steady();
   b.set("readiness", "tcp").set("port", "8080");
@@ -235,7 +261,8 @@ TEST(Diagnose, NoReadyEndpointIsCapacityDip) {
   EXPECT_EQ(h.hole, Hole::capacity_dip);
   EXPECT_EQ(h.evidence,
             "2 requests failed (connect_refused 2) between 3.00 s and 3.50 s while as "
-            "few as 0 of 1 replicas were Ready");
+            "few as 0 of 1 replicas were Ready; all went through router node-1 with no ready "
+            "endpoint");
   EXPECT_NE(h.fix.snippet.find("maxUnavailable: 0"), std::string::npos);
   EXPECT_NE(h.fix.why.find("(maxUnavailable 1)"), std::string::npos) << h.fix.why;
 }
