@@ -5,7 +5,7 @@
 source "$(dirname "$0")/lib.sh"
 NAIVE="$BUILD_DIR/examples/naive"
 "$ZERODROP" lab --help 2>/dev/null | grep -q -- "--propagation" || skip "zerodrop lab is not built yet"
-[ -x "$NAIVE" ] || skip "examples/naive is not built yet"
+[ -f "$NAIVE" ] && [ -x "$NAIVE" ] || skip "examples/naive is not built yet"
 command -v python3 >/dev/null || skip "python3 is needed to read requests.ndjson"
 
 failures() {  # DIR: failed requests in the run's requests.ndjson
