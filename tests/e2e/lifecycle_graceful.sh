@@ -15,7 +15,7 @@ expect_grep "^graceful: error: --delay" "$WORK/err"
 start() {  # ARGS...: starts graceful on a free port; sets pid and port
   POD_NAME=pod-7 "$GRACEFUL" --host 127.0.0.1 --port 0 "$@" 2>"$WORK/g.err" &
   pid=$!
-  for _ in $(seq 200); do grep -q "listening on" "$WORK/g.err" && break; sleep 0.05; done
+  for _ in $(seq 200); do grep -qs "listening on" "$WORK/g.err" && break; sleep 0.05; done
   port=$(sed -n 's/.*listening on [0-9.]*:\([0-9]*\).*/\1/p' "$WORK/g.err")
   [ -n "$port" ] || fail "graceful did not start: $(cat "$WORK/g.err")"
 }

@@ -21,7 +21,7 @@ app_port=$(free_port)
   python3 -m http.server --bind 127.0.0.1 --directory "$WORK/www" "$app_port" \
   >"$WORK/run.out" 2>"$WORK/run.err" &
 run_pid=$!
-for _ in $(seq 200); do grep -q "readiness on" "$WORK/run.err" && break; sleep 0.05; done
+for _ in $(seq 200); do grep -qs "readiness on" "$WORK/run.err" && break; sleep 0.05; done
 ready_port=$(sed -n 's/.*readiness on [0-9.]*:\([0-9]*\).*/\1/p' "$WORK/run.err")
 [ -n "$ready_port" ] || fail "no readiness port in: $(cat "$WORK/run.err")"
 ready="http://127.0.0.1:$ready_port/readyz"

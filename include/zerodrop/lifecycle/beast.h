@@ -4,7 +4,7 @@
 #include <string>
 
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/post.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
@@ -64,12 +64,13 @@ bool apply_keep_alive(const Shutdown& shutdown,
   return keep;
 }
 
-// Closes `acceptor` when draining starts (stop accepting). The acceptor must outlive the
-// Shutdown's callbacks; the close runs on the acceptor's executor.
+// Closes `acceptor` when draining starts (stop accepting), before idle connections are closed.
+// The acceptor must outlive the Shutdown's callbacks; the close runs on the acceptor's executor
+// (at once when the transition happens on it).
 inline void close_when_draining(Shutdown& shutdown, boost::asio::ip::tcp::acceptor& acceptor) {
   shutdown.on_transition([&acceptor](State state) {
     if (state == State::draining) {
-      boost::asio::post(acceptor.get_executor(), [&acceptor] {
+      boost::asio::dispatch(acceptor.get_executor(), [&acceptor] {
         boost::system::error_code ignored;
         acceptor.close(ignored);
       });

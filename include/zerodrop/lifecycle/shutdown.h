@@ -285,15 +285,16 @@ private:
 
   void enter(State next, Pending& pending) {
     state_ = next;
+    // Listeners first (they close the acceptor: stop accepting), then the idle connections.
+    for (const TransitionFn& fn : transition_fns_) {
+      pending.calls.push_back([fn, next] { fn(next); });
+    }
     if (next == State::draining) {
       for (auto& [id, entry] : connections_) {
         if (entry.idle) {
           close_by_drain(entry, pending);
         }
       }
-    }
-    for (const TransitionFn& fn : transition_fns_) {
-      pending.calls.push_back([fn, next] { fn(next); });
     }
   }
 
