@@ -203,11 +203,19 @@ Fix readiness_fix(const FixInputs& in) {
   std::string probe = scenario_value(in, "readiness");
   std::string path = probe.starts_with("http:") ? probe.substr(5) : "/readyz";
   std::string port = port_text(in);
-  fix.summary = fmt::format("readiness httpGet {} instead of {}", path,
-                            probe.empty() ? "the current probe" : probe);
-  fix.why =
-      "a TCP probe passes as soon as the port listens; only an HTTP probe that answers 200 "
-      "when the app can serve keeps new pods out until then";
+  if (probe.starts_with("http:")) {
+    fix.summary = fmt::format("make readiness {} fail until the app can serve", path);
+    fix.why = fmt::format(
+        "the probe is already httpGet {}, but it answered 200 before the app "
+        "could serve requests",
+        path);
+  } else {
+    fix.summary = fmt::format("readiness httpGet {} instead of {}", path,
+                              probe.empty() ? "the current probe" : probe);
+    fix.why =
+        "a TCP probe passes as soon as the port listens; only an HTTP probe that answers "
+        "200 when the app can serve keeps new pods out until then";
+  }
   fix.snippet = fmt::format(
       "# Deployment spec.template.spec.containers[]\n"
       "readinessProbe:\n"

@@ -88,12 +88,22 @@ std::optional<RequestDiagnosis> kill_rule(const Case& c) {
   if (!kill || !c.r.sent || *c.r.sent > *kill || c.r.done + kTolerance < *kill) {
     return std::nullopt;
   }
-  std::string since = c.life.deletion ? fmt::format(", {} after its deletion",
-                                                    seconds_text(*kill - *c.life.deletion))
-                                      : std::string();
-  return make(c, Hole::grace_overrun,
-              fmt::format("in flight at pod {} when SIGKILL came at {}{}", c.life.name,
-                          seconds_text(*kill), since));
+  if (!c.life.deletion || *kill < *c.life.deletion) {
+    // Not the kubelet's grace period: the engine stopped the pod (the end of the run).
+    return make(c, Hole::unexplained,
+                fmt::format("in flight at pod {} when it was killed at {} without a deletion",
+                            c.life.name, seconds_text(*kill)));
+  }
+  return make(
+      c, Hole::grace_overrun,
+      fmt::format("in flight at pod {} when SIGKILL came at {}, {} after its deletion", c.life.name,
+                  seconds_text(*kill), duration_text(*kill - *c.life.deletion)));
+}
+
+// A pod that never answered successfully is not shown to be warming up: it may be broken, or
+// unreachable, and readiness-lies would be a claim the record does not support.
+std::string never_served(const PodLife& life) {
+  return fmt::format("pod {} never answered a request successfully in this run", life.name);
 }
 
 // When the process stopped serving: its stop signal, else its kill, else its exit. Only called
@@ -110,6 +120,9 @@ std::optional<RequestDiagnosis> refusal_rule(const Case& c) {
                                                 c.r.done + kTolerance));
   if (!refused) {
     return std::nullopt;
+  }
+  if (c.state == BackendState::warming && !c.life.first_success) {
+    return make(c, Hole::unexplained, never_served(c.life));
   }
   if (c.state == BackendState::starting || c.state == BackendState::warming) {
     return make(c, Hole::readiness_lies,
@@ -208,6 +221,9 @@ RequestDiagnosis state_rule(const Case& c) {
       return make(c, Hole::readiness_lies,
                   fmt::format("sent to pod {} before its readiness probe passed", c.life.name));
     case BackendState::warming:
+      if (!c.life.first_success) {
+        return make(c, Hole::unexplained, never_served(c.life));
+      }
       return make(c, Hole::readiness_lies,
                   fmt::format("pod {} was Ready at {} but had not served yet", c.life.name,
                               seconds_text(*c.life.ready)));

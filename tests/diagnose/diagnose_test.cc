@@ -188,6 +188,29 @@ TEST(Diagnose, SigkillMidRequestIsGraceOverrun) {
   EXPECT_NE(h.fix.snippet.find("terminationGracePeriodSeconds: 6"), std::string::npos);
 }
 
+TEST(Diagnose, KillWithoutDeletionIsNotGraceOverrun) {
+  // The engine stopping its pods at the end of the run is no kubelet grace period.
+  RunBuilder b = steady();
+  b.killed(2.5, "web-1");
+  b.request(2.49, 2.5, Outcome::reset_before_response, Connection::reused, "node-2", "web-1");
+  Diagnosis d = diagnose(b.build(), Options{});
+  ASSERT_EQ(d.failures.size(), 1u);
+  EXPECT_EQ(d.failures[0].hole, Hole::unexplained);
+  EXPECT_EQ(d.failures[0].reason,
+            "in flight at pod web-1 when it was killed at 2.50 s without a "
+            "deletion");
+}
+
+TEST(Diagnose, PodThatNeverServedIsNotCalledReadinessLies) {
+  RunBuilder b = steady();
+  b.pod("web-2", 2.0, 2.5);
+  b.request(2.7, 2.71, Outcome::http_503, Connection::fresh, "node-1", "web-2");
+  Diagnosis d = diagnose(b.build(), Options{});
+  ASSERT_EQ(d.failures.size(), 1u);
+  EXPECT_EQ(d.failures[0].hole, Hole::unexplained);
+  EXPECT_EQ(d.failures[0].reason, "pod web-2 never answered a request successfully in this run");
+}
+
 TEST(Diagnose, ReusedConnectionAfterRouterUpdateIsKeepaliveStale) {
   RunBuilder b = steady();
   // Lingers 4 s after SIGTERM, exits without closing keep-alive connections.
@@ -243,6 +266,18 @@ TEST(Diagnose, FailuresBeforeFirstSuccessOfNewPodAreReadinessLies) {
             "and its first successful response at 3.50 s (readiness probe: tcp)");
   EXPECT_NE(h.fix.snippet.find("httpGet:\n    path: /readyz\n    port: 8080"), std::string::npos)
       << h.fix.snippet;
+}
+
+TEST(Diagnose, HttpProbeThatLiesIsToldToFailUntilTheAppServes) {
+  RunBuilder b = steady();
+  b.set("readiness", "http:/ready");
+  b.pod("web-2", 2.0, 2.5);
+  b.request(2.7, 2.71, Outcome::http_503, Connection::fresh, "node-1", "web-2");
+  b.request(3.5, 3.505, Outcome::ok, Connection::reused, "node-1", "web-2");
+  Diagnosis d = diagnose(b.build(), Options{});
+  ASSERT_EQ(d.holes.size(), 1u);
+  EXPECT_EQ(d.holes[0].fix.summary, "make readiness /ready fail until the app can serve");
+  EXPECT_NE(d.holes[0].fix.snippet.find("path: /ready\n"), std::string::npos);
 }
 
 TEST(Diagnose, NoReadyEndpointIsCapacityDip) {
