@@ -167,7 +167,7 @@ void Connection::on_read(const error_code& ec, size_t n, uint32_t generation) {
     // The server closed a kept-alive connection between requests (or sent bytes unasked): a
     // graceful server does this when it drains; it costs no request.
     close_socket();
-    worker_.on_closed(*this);
+    worker_.on_closed(*this, std::chrono::steady_clock::now());
     return;
   }
   TimePoint now = std::chrono::steady_clock::now();
@@ -260,9 +260,9 @@ void Connection::finish(Outcome outcome, int status, TimePoint now, Reuse reuse)
     if (!reading_) {
       read();  // a pending read notices when the server closes the idle connection
     }
-    worker_.on_idle(*this);
+    worker_.on_idle(*this, now);
   } else {
-    worker_.on_closed(*this);
+    worker_.on_closed(*this, now);
   }
 }
 

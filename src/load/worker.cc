@@ -268,16 +268,16 @@ void Worker::fill_record(const Connection& c, record::Outcome outcome, int statu
   record_.error.assign(c.error());
 }
 
-void Worker::on_idle(Connection& c) {
+void Worker::on_idle(Connection& c, TimePoint now) {
   if (!c.in_idle_list) {
     idle_[c.endpoint()].push_back(&c);
     c.in_idle_list = true;
   }
-  dispatch(std::chrono::steady_clock::now());
+  dispatch(now);
   maybe_finish();
 }
 
-void Worker::on_closed(Connection& c) {
+void Worker::on_closed(Connection& c, TimePoint now) {
   if (c.in_idle_list) {
     // The server closed an idle connection: forget it as idle (rare, so a linear search).
     auto& list = idle_[c.endpoint()];
@@ -288,7 +288,7 @@ void Worker::on_closed(Connection& c) {
     closed_.push_back(&c);
     c.in_closed_list = true;
   }
-  dispatch(std::chrono::steady_clock::now());
+  dispatch(now);
   maybe_finish();
 }
 

@@ -63,8 +63,9 @@ public:
   void on_opened() { ++tally_.connections_opened; }
 
   void on_finished(Connection& connection, record::Outcome outcome, int status, TimePoint done);
-  void on_idle(Connection& connection);
-  void on_closed(Connection& connection);
+  // The connection is free again (kept alive, or closed); `now` is the time it became so.
+  void on_idle(Connection& connection, TimePoint now);
+  void on_closed(Connection& connection, TimePoint now);
 
 private:
   uint64_t global_index(uint64_t local) const { return local * count_ + index_; }

@@ -1,6 +1,7 @@
 // The engine against a server that misbehaves on purpose: every behaviour lands in its class.
 #include "load/load.h"
 
+#include <mutex>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -180,6 +181,25 @@ TEST(Load, ClosedLoopStopsAfterMaxRequests) {
   EXPECT_EQ(r.summary.requests, 500u);
   EXPECT_EQ(r.summary.late, 0u);
   EXPECT_LT(r.summary.elapsed_s, 10);
+}
+
+TEST(Load, ThreadsShareTheScheduleWithoutGapsOrDuplicates) {
+  MisbehavingServer server({});
+  Options o = quick(server.url());
+  o.threads = 2;
+  o.rate = 400;
+  std::mutex mutex;
+  std::set<uint64_t> seqs;
+  Hooks hooks;
+  hooks.on_record = [&](const record::RequestRecord& r) {
+    std::lock_guard lock(mutex);
+    seqs.insert(r.seq);
+  };
+  Summary s = run(o, hooks);
+  EXPECT_EQ(s.requests, 100u);
+  EXPECT_EQ(s.ok, 100u);
+  ASSERT_EQ(seqs.size(), 100u);
+  EXPECT_EQ(*seqs.rbegin(), 99u);
 }
 
 TEST(Load, TargetsAreUsedRoundRobin) {
