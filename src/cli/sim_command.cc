@@ -35,6 +35,8 @@ struct Flags {
   std::string request_duration = "p50=20ms,p99=200ms", drain = "p50=100ms,p99=1s", warmup = "0";
   std::string seed = "1", runs = "1", sweep, budget, out, duration = "0", tail = "10s";
   std::string bucket = "1s", pod_capacity = "0", stale_check = "detects";
+  std::string connection_rate = "10", connection_max_age = "60s", idle_timeout = "90s";
+  std::string client_retries = "0", method = "GET";
   bool no_keepalive = false;
 };
 
@@ -115,6 +117,15 @@ sim::Invocation to_invocation(const Flags& f, const CLI::App& app) {
   }
   o.stale_check = f.stale_check == "none" ? sim::StaleCheck::none : sim::StaleCheck::detects;
   o.pod_capacity = parse_number(f.pod_capacity, "--pod-capacity");
+  o.connection_rate = parse_number(f.connection_rate, "--connection-rate");
+  if (o.connection_rate <= 0) {
+    throw Error("--connection-rate: expected a number above 0, got '" + f.connection_rate + "'");
+  }
+  o.connection_max_age = seconds(f.connection_max_age, "--connection-max-age");
+  o.idle_timeout = seconds(f.idle_timeout, "--idle-timeout");
+  o.client_retries = static_cast<int>(parse_integer(f.client_retries, "--client-retries", 0, 10));
+  o.idempotent = f.method == "GET" || f.method == "HEAD" || f.method == "PUT"
+                 || f.method == "DELETE" || f.method == "OPTIONS";
   o.seed = static_cast<uint64_t>(parse_integer(f.seed, "--seed", 0, INT64_MAX));
   o.duration = seconds(f.duration, "--duration");
   o.tail = seconds(f.tail, "--tail");
@@ -167,6 +178,17 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_flag("--no-keepalive", f.no_keepalive, "Clients open a connection per request");
   app.add_option("--stale-check", f.stale_check,
                  "Clients notice closed idle connections: detects or none")
+      ->capture_default_str();
+  app.add_option("--connection-rate", f.connection_rate, "Requests/s on one keep-alive connection")
+      ->capture_default_str();
+  app.add_option("--connection-max-age", f.connection_max_age,
+                 "Clients close a keep-alive connection after this (0 = never)")
+      ->capture_default_str();
+  app.add_option("--idle-timeout", f.idle_timeout, "Keep-alive idle timeout")
+      ->capture_default_str();
+  app.add_option("--client-retries", f.client_retries, "Client retries of a refused connection")
+      ->capture_default_str();
+  app.add_option("--method", f.method, "HTTP method: an ingress retries idempotent ones")
       ->capture_default_str();
   app.add_option("--pod-capacity", f.pod_capacity, "Requests/s one pod serves (0 = unlimited)")
       ->capture_default_str();

@@ -50,7 +50,7 @@ private:
   void mark_dirty(size_t index);
   void sync_slices();
   void write_slice(int slice, const std::vector<size_t>& changed, double commit);
-  int slice_for(size_t index);
+  int slice_for();
   void note(double time, EventKind kind, size_t pod, std::string detail = {});
 
   const Options& o_;
@@ -86,7 +86,7 @@ void Rollout::note(double time, EventKind kind, size_t pod, std::string detail) 
   out_.record.push_back(std::move(e));
 }
 
-int Rollout::slice_for(size_t index) {
+int Rollout::slice_for() {
   // Slices are filled, not rebalanced (reference §2): the first one with room.
   for (size_t s = 0; s < slice_size_.size(); ++s) {
     if (slice_size_[s] < cp_.max_endpoints_per_slice) {
@@ -95,7 +95,6 @@ int Rollout::slice_for(size_t index) {
     }
   }
   slice_size_.push_back(1);
-  (void)index;
   return static_cast<int>(slice_size_.size() - 1);
 }
 
@@ -109,7 +108,7 @@ void Rollout::start_old_pods() {
     EndpointState ready{true, {true, true, false}};
     want_.push_back(ready);
     committed_.push_back(ready);
-    slice_of_.push_back(slice_for(out_.pods.size() - 1));
+    slice_of_.push_back(slice_for());
   }
   out_.initial_ready = o_.replicas;
   ready_committed_ = o_.replicas;
@@ -271,7 +270,7 @@ void Rollout::change(size_t index, EndpointState state) {
 
 void Rollout::mark_dirty(size_t index) {
   if (slice_of_[index] < 0) {
-    slice_of_[index] = slice_for(index);
+    slice_of_[index] = slice_for();
   }
   auto& list = dirty_[slice_of_[index]];
   if (std::find(list.begin(), list.end(), index) == list.end()) {
