@@ -140,6 +140,23 @@ void axis(std::ostream& out, const Scale& sc, double top, double bottom) {
   out << "</g>\n";
 }
 
+// A dashed line from each deleted pod's bar down through the router rows: both clocks start at
+// the deletion; the router marks show how far behind the slow one ran.
+void deletion_lines(std::ostream& out, const Scale& sc, const std::vector<PodLife>& pods,
+                    double rows_end) {
+  double y = 10;
+  for (const PodLife& p : pods) {
+    if (p.deletion) {
+      out << fmt::format(R"(<line class="deletion" x1="{0:.1f}" x2="{0:.1f}" y1="{1:.1f}" )"
+                         R"(y2="{2:.1f}"><title>{3} deleted at {4} s: both clocks start</title>)"
+                         R"(</line>)",
+                         sc.x(*p.deletion), y + 14, rows_end, escape(p.name), seconds(*p.deletion));
+    }
+    y += kRow;
+  }
+  out << '\n';
+}
+
 void chart(std::ostream& out, const record::RunRecord& run, const Diagnosis& d) {
   Scale sc{std::max(Micros{1}, run_end(run))};
   std::vector<std::string> routers;
@@ -164,6 +181,7 @@ void chart(std::ostream& out, const record::RunRecord& run, const Diagnosis& d) 
     router_row(out, sc, router, d.propagation, y);
     y += kRow;
   }
+  deletion_lines(out, sc, d.pods, rows_end);
   double top = rows_end + 20;
   request_chart(out, sc, bucketize(run, d, nice_width(sc.end, 100)), top);
   axis(out, sc, 5, top + kChart);
@@ -185,7 +203,7 @@ pre{background:#f5f5f5;padding:8px;border-radius:4px;overflow-x:auto}.hole{borde
 .warning{color:#b71c1c}svg text{font-size:11px;fill:#333}svg .label{text-anchor:end}
 .starting{fill:#cfd8dc}.serving{fill:#66bb6a}.prestop{fill:#ffca28}.signalled{fill:#ff7043}
 .killed{fill:#b71c1c}.liveness{fill:#000}.track{stroke:#ddd}.apply rect{fill:#3949ab}
-.axis line{stroke:#eee}.axis text{text-anchor:middle;fill:#777}svg.focus .fail{opacity:.25}
+.axis line{stroke:#eee}.deletion{stroke:#999;stroke-dasharray:3 3}.axis text{text-anchor:middle;fill:#777}svg.focus .fail{opacity:.25}
 svg.focus .fail.on{opacity:1}.legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}
 )"
       << "</style></head>\n";
