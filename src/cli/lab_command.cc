@@ -33,7 +33,7 @@ Durations take units: 1.5s, 300ms, 2m. Exit: 0 no request failed, 1 some failed,
 130 interrupted (pods killed, records written).
 
 Examples:
-  zerodrop lab -- ./server --port {port}
+  zerodrop lab -- ./server --port {port}      # each pod gets its own IP and port
   zerodrop lab --prestop sleep:5s --grace 20s --dataplane l7 -- ./server --listen {ip}:{port}
   zerodrop lab -f k8s/deploy.yaml --propagation p50=1s,p99=6s -- ./server
   zerodrop lab --action scale-down 1 --no-keepalive -- python3 -m http.server {port} --bind {ip}
@@ -77,7 +77,8 @@ void add_flags(CLI::App& app, Flags& f) {
       ->capture_default_str();
   app.add_option("--stop-signal", f.stop_signal, "signal sent after preStop")
       ->capture_default_str();
-  app.add_option("--port", f.port, "port every pod listens on (0 = a free one)")
+  app.add_option("--port", f.port,
+                 "port every pod listens on, each on its own IP (0 = a free one per pod)")
       ->capture_default_str();
   app.add_option("--readiness", f.readiness, "http:/path | tcp | exec:'cmd args' | none")
       ->capture_default_str();
@@ -217,9 +218,6 @@ lab::Options to_options(const CLI::App& app, const Flags& f) {
     throw Error(fmt::format("--stop-signal: unknown signal '{}'", f.stop_signal));
   }
   o.pod.stop_signal = *signal;
-  if (o.pod.port == 0 || (f.manifest.empty() && app.count("--port") == 0)) {
-    o.pod.port = lab::pick_free_port();
-  }
   apply_probe_flags(app, f, o);
   o.nodes = integer(f.nodes, "--nodes", 1, 64);
   o.propagation = lab::parse_propagation(f.propagation, "--propagation");

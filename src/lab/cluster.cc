@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "lab/endpoint_controller.h"
+#include "lab/lab.h"
 #include "lab/recorder.h"
 
 namespace zerodrop::lab {
@@ -38,8 +39,12 @@ void Cluster::create_initial_pods() {
 Pod& Cluster::add_pod(int revision) {
   int index = next_index_++;
   std::string ip = fmt::format("{}{}.{}", ip_prefix_, index / 250, index % 250 + 2);
+  PodSpec spec = spec_;
+  if (spec.port == 0) {
+    spec.port = pick_free_port();  // its own port too, so that servers binding 0.0.0.0 work
+  }
   size_t slot = pods_.size();  // pods are never erased, so the slot stays valid
-  pods_.push_back(std::make_unique<Pod>(io_, recorder_, spec_, fmt::format("pod-{}", index), ip,
+  pods_.push_back(std::make_unique<Pod>(io_, recorder_, spec, fmt::format("pod-{}", index), ip,
                                         revision, [this, slot] { publish(*pods_[slot]); }));
   Pod& pod = *pods_.back();
   pod.start();
@@ -53,7 +58,7 @@ void Cluster::publish(const Pod& pod) {
     return;
   }
   endpoints_.publish(
-      {pod.name(), pod.ip(), spec_.port, conditions_of(pod.ready(), pod.terminating())});
+      {pod.name(), pod.ip(), pod.port(), conditions_of(pod.ready(), pod.terminating())});
 }
 
 bool Cluster::all_ready() const {

@@ -29,7 +29,6 @@ Options demo_options(const Case& c, const std::string& examples_dir, const std::
   Options o;
   o.pod.command = {examples_dir + "/" + c.binary, "--host", "{ip}", "--port", "{port}"};
   o.pod.command.insert(o.pod.command.end(), c.extra_args.begin(), c.extra_args.end());
-  o.pod.port = pick_free_port();
   o.pod.prestop = parse_hook(c.prestop, "--prestop");
   o.pod.grace = 10s;
   o.pod.readiness = parse_probe("http:/readyz", "--readiness");

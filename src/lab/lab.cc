@@ -208,7 +208,7 @@ std::map<std::string, std::string> describe(const Options& o) {
   s["stop_signal"] = "SIG" + signal_name(o.pod.stop_signal);
   s["readiness"] = o.pod.readiness.describe();
   s["liveness"] = o.pod.liveness.describe();
-  s["port"] = std::to_string(o.pod.port);
+  s["port"] = std::to_string(o.pod.port);  // "0": a free port per pod
   s["nodes"] = std::to_string(o.nodes);
   s["propagation"] = o.propagation.describe();
   s["seed"] = std::to_string(o.seed);

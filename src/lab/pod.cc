@@ -351,6 +351,10 @@ const std::string& Pod::name() const {
   return impl_->name;
 }
 
+uint16_t Pod::port() const {
+  return impl_->spec.port;
+}
+
 const std::string& Pod::ip() const {
   return impl_->ip;
 }

@@ -24,7 +24,7 @@ class Recorder;
 // What every pod of the workload runs and how kubelet treats it.
 struct PodSpec {
   std::vector<std::string> command;  // {port}, {ip}, {name} are replaced
-  uint16_t port = 8080;
+  uint16_t port = 0;                 // 0 = each pod gets its own free port
   HookSpec prestop;
   Duration grace = std::chrono::seconds(30);
   int stop_signal = SIGTERM;
@@ -55,6 +55,7 @@ public:
 
   const std::string& name() const;
   const std::string& ip() const;
+  uint16_t port() const;
   int revision() const;
   bool ready() const;
   bool terminating() const;
