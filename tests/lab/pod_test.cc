@@ -106,10 +106,12 @@ TEST_F(PodTest, GraceArithmeticWithRealProcesses) {
   Micros del = when("shorter", EventKind::deletion_started);
   Micros term = when("shorter", EventKind::signal_sent);
   Micros kill = when("shorter", EventKind::signal_sent, term);
+  // Lower bounds are exact; upper bounds leave room for a loaded machine yet stay below the
+  // values a wrong arithmetic would give (3 s without charging the hook).
   EXPECT_GE(seconds(term - del), 1.2);
-  EXPECT_LT(seconds(term - del), 1.6);
+  EXPECT_LT(seconds(term - del), 2.5);
   EXPECT_GE(seconds(kill - term), 2.0);
-  EXPECT_LT(seconds(kill - term), 2.4);
+  EXPECT_LT(seconds(kill - term), 2.9);
   EXPECT_GE(when("shorter", EventKind::prestop_finished).count(), 0);
 
   // equal (1 s hook, 1 s grace) and longer (5 s hook, 1 s grace): TERM at 1 s, KILL 2 s later.
@@ -118,9 +120,9 @@ TEST_F(PodTest, GraceArithmeticWithRealProcesses) {
     Micros t = when(name, EventKind::signal_sent);
     Micros k = when(name, EventKind::signal_sent, t);
     EXPECT_GE(seconds(t - d), 1.0) << name;
-    EXPECT_LT(seconds(t - d), 1.4) << name;
+    EXPECT_LT(seconds(t - d), 2.0) << name;
     EXPECT_GE(seconds(k - t), 2.0) << name;
-    EXPECT_LT(seconds(k - t), 2.4) << name;
+    EXPECT_LT(seconds(k - t), 2.9) << name;
   }
   EXPECT_GE(when("longer", EventKind::prestop_failed).count(), 0);  // abandoned at grace
   for (const char* name : {"shorter", "equal", "longer"}) {
@@ -189,7 +191,7 @@ TEST_F(PodTest, IgnoringSigtermEndsInSigkillAfterTheGracePeriod) {
   Micros term = when("stubborn", EventKind::signal_sent);
   Micros kill = when("stubborn", EventKind::signal_sent, term);
   EXPECT_GE(seconds(kill - term), 2.5);  // no preStop: the whole grace period
-  EXPECT_LT(seconds(kill - term), 2.9);
+  EXPECT_LT(seconds(kill - term), 3.4);
   EXPECT_EQ(events_of("stubborn").back().signal, SIGKILL);
 }
 
@@ -202,6 +204,26 @@ TEST_F(PodTest, MissingCommandIsAClearError) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "cannot run 'zerodrop-no-such-server': not found in PATH");
   }
+}
+
+TEST_F(PodTest, FailedLivenessKillsAndRestartsTheContainer) {
+  PodSpec spec = spec_with("none", 1s, {"sleep", "30"});
+  spec.liveness = parse_probe("exec:false", "--liveness");
+  spec.liveness.period = 50ms;
+  spec.liveness.failure_threshold = 2;
+  auto pod = make_pod(spec, "unhealthy");
+  pod->start();
+  auto count = [&](EventKind kind) {
+    auto events = events_of("unhealthy");
+    return std::count_if(events.begin(), events.end(),
+                         [kind](const record::Event& e) { return e.kind == kind; });
+  };
+  run_until([&] { return count(EventKind::pod_started) >= 2; });
+  EXPECT_GE(count(EventKind::liveness_restart), 1);
+  EXPECT_GE(count(EventKind::probe_failed), 2);
+  EXPECT_GE(when("unhealthy", EventKind::pod_exited).count(), 0);  // killed by the stop signal
+  EXPECT_FALSE(pod->terminating());
+  pod->kill_now("test ends");
 }
 
 TEST_F(PodTest, ReadinessProbeGatesReady) {
