@@ -90,7 +90,9 @@ Runner setup_run(CLI::App& app) {
   app.add_option("--to", flags->to, "front proxy: the app's HOST:PORT (127.0.0.1)");
   app.add_option("command", flags->command, "APP ARGS... (after --)");
   app.footer(kRunFooter);
-  return [flags]() -> int { return shim::run(to_options(*flags, flags->command)); };
+  return [flags]() -> int {
+    return shim::run(to_options(*flags, flags->command));
+  };
 }
 
 }  // namespace zerodrop::cli
