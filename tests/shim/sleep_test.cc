@@ -32,17 +32,19 @@ TEST(SleepFor, ReturnsZeroWhenDone) {
 }
 
 TEST(SleepFor, SigtermEndsItWith143) {
+  // SIGTERM is blocked before the fork, so the child inherits the mask and the signal waits for
+  // sleep_for (which takes it with sigtimedwait) however early the parent sends it.
+  sigset_t term;
+  sigset_t old_mask;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  ::sigprocmask(SIG_BLOCK, &term, &old_mask);
   pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
   if (pid == 0) {
-    // Blocked before the parent can signal, so the signal waits for sleep_for instead of
-    // killing the child; sleep_for then takes it with sigtimedwait.
-    sigset_t term;
-    sigemptyset(&term);
-    sigaddset(&term, SIGTERM);
-    ::sigprocmask(SIG_BLOCK, &term, nullptr);
     ::_exit(sleep_for(std::chrono::seconds(30)));
   }
+  ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  ASSERT_GE(pid, 0);
   ::kill(pid, SIGTERM);
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
