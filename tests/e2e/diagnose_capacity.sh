@@ -1,3 +1,4 @@
+# labels: timing
 # One replica with maxUnavailable 1 and no surge: the old pod goes before its replacement is
 # Ready (its readiness probe starts after 2 s) and the routers have no endpoint left:
 # capacity-dip, fixed by maxUnavailable 0. (naive also refuses connections until the routers

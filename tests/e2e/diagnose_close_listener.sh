@@ -1,3 +1,4 @@
+# labels: timing
 # close-listener closes its listener at SIGTERM and drains: no request is cut in flight, but the
 # routers still send it new connections until they update: deregistration-race only.
 source "$(dirname "$0")/lib.sh"

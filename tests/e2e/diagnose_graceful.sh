@@ -1,3 +1,4 @@
+# labels: timing
 # graceful behind a preStop longer than the propagation: no request fails, no hole, exit 0.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/diagnose_common.bash"

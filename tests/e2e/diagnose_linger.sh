@@ -1,3 +1,4 @@
+# labels: timing
 # linger keeps serving 2.5 s after SIGTERM (longer than the 1 s propagation), then exits without
 # ever sending `Connection: close` (each request takes 50 ms, so some are on the wire then):
 # keep-alive connections that routers pinned to it before their

@@ -1,3 +1,4 @@
+# labels: timing
 # naive dies at SIGTERM while routers still send it connections: deregistration-race (and
 # no-drain when a request is in flight at the exit), under both dataplanes; `zerodrop report`
 # re-renders the same diagnosis from the run folder.

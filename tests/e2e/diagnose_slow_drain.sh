@@ -1,3 +1,4 @@
+# labels: timing
 # slow-drain's requests take 3 s; with a 1 s grace period the kubelet sends SIGKILL 2 s after
 # SIGTERM (its 2 s minimum) and cuts the requests still draining: grace-overrun. The fix's grace
 # period covers the measured 3 s requests.

@@ -1,3 +1,4 @@
+# labels: timing
 # warmup-503 listens at once but answers 503 for its first 2 s; a tcpSocket readiness probe
 # passes at once and routes traffic to it: readiness-lies, fixed by an httpGet probe. The preStop
 # covers the propagation, so old pods drop nothing.

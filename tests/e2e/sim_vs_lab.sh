@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: timing
 # Validation: for a small scenario (3 nodes, 3 replicas, propagation 1s..3s, the naive example
 # with no preStop, a connection per request) the simulator's expected failures per hole agree
 # with what the lab measures on real processes, within 40% (or 30 requests, whichever is larger).
