@@ -68,7 +68,7 @@ int run_demo(const std::string& examples_dir, const std::string& out_root, std::
   const std::vector<Case> cases = {
       {"naive, no preStop", "naive", {}, "none", true},
       {"close-listener, no preStop", "close-listener", {}, "none", true},
-      {"graceful, preStop sleep:2s", "graceful", {"--delay", "0s"}, "sleep:2s", false},
+      {"graceful, preStop sleep:2s", "graceful", {"--delay", "1s"}, "sleep:2s", false},
   };
   for (const Case& c : cases) {
     if (!std::filesystem::exists(examples_dir + "/" + c.binary)) {
