@@ -5,15 +5,22 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/diagnose_common.bash"
 server=$(example close-listener)
 
-run_lab close-listener --replicas 3 --rate 200 --dataplane l4 --prestop none --grace 5s \
-  --readiness http:/readyz -- "$server" --port {port} --host {ip}
+# Without keep-alive: close-listener also closes idle keep-alive connections at SIGTERM, and a
+# request crossing that close on the wire (the HTTP/1.1 idle-close race) is a second, rarer hole
+# that would make "deregistration-race only" flaky.
+run_lab close-listener --replicas 3 --rate 200 --dataplane l4 --no-keepalive --prestop none \
+  --grace 5s --readiness http:/readyz -- "$server" --port {port} --host {ip}
 [ "$lab_rc" = 1 ] || { cat "$WORK/close-listener.out"; fail "lab exited $lab_rc, expected 1"; }
 check_holes close-listener --has deregistration-race --only deregistration-race
 # The failures hit pods after SIGTERM and before their router's update.
 python3 - "$WORK/close-listener/report.json" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
+# The load engine's clock starts a few hundred microseconds after the lab's, so a refusal can be
+# stamped just before the SIGTERM event; the diagnosis then says so ("just after it stopped").
 for r in report["failed_requests"]:
-    assert r["backend_state"] in ("after_signal", "exited") and not r["router_applied"], r
+    after_stop = r["backend_state"] in ("after_signal", "exited") or (
+        r["backend_state"] == "serving" and "just after it stopped" in r["reason"])
+    assert after_stop and not r["router_applied"], r
 PY
 echo "ok"
