@@ -18,8 +18,9 @@ test-deps:
 bench-deps:
 	@scripts/setup.sh bench
 
+# The optimised build is the release build: zerodrop and graceful static, for images FROM scratch.
 $(BUILD)/build.ninja:
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZERODROP_STATIC=ON $(CMAKE_ARGS)
 
 $(ASAN_BUILD)/build.ninja:
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DZERODROP_SANITIZE=ON \

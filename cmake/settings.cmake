@@ -18,6 +18,10 @@ add_library(zerodrop_settings INTERFACE)
 target_include_directories(zerodrop_settings INTERFACE ${CMAKE_SOURCE_DIR}/src)
 target_link_libraries(zerodrop_settings INTERFACE zerodrop_warnings)
 
+if(ZERODROP_SANITIZE AND ZERODROP_STATIC)
+  message(FATAL_ERROR "ZERODROP_SANITIZE and ZERODROP_STATIC cannot be combined: the sanitizer "
+                      "runtimes link only dynamically. Use one of them.")
+endif()
 if(ZERODROP_SANITIZE)
   # Applied globally so that every library, test and example agrees on the instrumented ABI.
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
