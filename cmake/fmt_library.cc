@@ -1,14 +1,16 @@
 // fmt's compiled half, built from Debian's own fmt headers.
 //
-// Why this file exists: Debian bookworm ships libfmt.so but no libfmt.a, and the release zerodrop is
-// a static binary for images FROM scratch. The alternative, FMT_HEADER_ONLY, compiles fmt's whole
-// implementation into every translation unit that formats (measured: +3.3 s per file, about +2
-// minutes per build on two cores). Instead this one file defines what the headers declare but do not
-// define: the non-template functions (FMT_FUNC is empty outside header-only mode) and the explicit
-// instantiations the headers promise with `extern template` or use across translation units.
+// Why this file exists: Debian bookworm ships libfmt.so but no libfmt.a, and the release zerodrop
+// is a static binary for images FROM scratch. The alternative, FMT_HEADER_ONLY, compiles fmt's
+// whole implementation into every translation unit that formats (measured: +3.3 s per file, about
+// +2 minutes per build on two cores). Instead this one file defines what the headers declare but do
+// not define: the non-template functions (FMT_FUNC is empty outside header-only mode) and the
+// explicit instantiations the headers promise with `extern template` or use across translation
+// units.
 #include <fmt/format-inl.h>
 
 FMT_BEGIN_NAMESPACE
+
 namespace detail {
 
 template FMT_API locale_ref::locale_ref(const std::locale& loc);
@@ -28,4 +30,5 @@ template FMT_API auto decimal_point_impl(locale_ref) -> wchar_t;
 template FMT_API void buffer<wchar_t>::append(const wchar_t*, const wchar_t*);
 
 }  // namespace detail
+
 FMT_END_NAMESPACE

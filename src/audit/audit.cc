@@ -1,11 +1,14 @@
 #include "audit/audit.h"
 
 #include <algorithm>
+#include <optional>
 #include <ostream>
+#include <span>
 
 #include <fmt/format.h>
 
 #include "audit/output.h"
+#include "audit/routing_index.h"
 #include "audit/rule.h"
 #include "audit/rules.h"
 #include "base/error.h"
@@ -67,7 +70,30 @@ Findings audit_workload(const WorkloadView& view, const Options& options) {
   return all;
 }
 
+// Audits one workload against `cluster` and hands it to `sink`, or counts it as skipped.
+void audit_one(const kube::Workload& w, const Cluster& cluster, const Options& options,
+               Summary& summary, Sink& sink) {
+  if (is_helm_test_hook(w)) {
+    ++summary.skipped;
+    return;
+  }
+  AuditedWorkload audited{cluster.view_of(w), {}};
+  audited.findings = audit_workload(audited.view, options);
+  ++summary.workloads;
+  for (const Finding& f : audited.findings) {
+    summary.count(f);
+  }
+  sink.workload(audited);
+}
+
 }  // namespace
+
+void Summary::count(const Finding& f) {
+  ++by_severity[static_cast<int>(f.severity)];
+  if (f.hole && f.severity != Severity::info) {
+    ++holes[std::string(record::to_string(*f.hole))];
+  }
+}
 
 std::vector<Finding> Report::all_findings() const {
   std::vector<Finding> out = problems;
@@ -77,22 +103,45 @@ std::vector<Finding> Report::all_findings() const {
   return out;
 }
 
+Summary Report::summary() const {
+  Summary s;
+  s.files = files;
+  s.objects = objects;
+  s.workloads = static_cast<int64_t>(workloads.size());
+  s.skipped = skipped;
+  each_finding([&](const Finding& f) { s.count(f); });
+  return s;
+}
+
+void Report::replay(Sink& sink) const {
+  for (const Finding& f : problems) {
+    sink.problem(f);
+  }
+  for (const AuditedWorkload& w : workloads) {
+    sink.workload(w);
+  }
+  sink.finish(summary());
+}
+
 Report audit_objects(std::vector<kube::Object> objects,
                      const std::vector<kube::LoadProblem>& problems, const Options& options) {
   Report report;
   report.objects = static_cast<int64_t>(objects.size());
   report.storage = std::move(objects);
+  report.cluster = std::make_unique<Cluster>(report.storage);
   for (const kube::LoadProblem& p : problems) {
     report.problems.push_back(problem_finding(p));
   }
-  Cluster cluster(report.storage);
-  for (WorkloadView& view : cluster.views()) {
-    if (is_helm_test_hook(*view.workload)) {
-      ++report.skipped;
-      continue;
+  for (const kube::Object& object : report.storage) {
+    if (const auto* w = std::get_if<kube::Workload>(&object)) {
+      if (is_helm_test_hook(*w)) {
+        ++report.skipped;
+        continue;
+      }
+      AuditedWorkload audited{report.cluster->view_of(*w), {}};
+      audited.findings = audit_workload(audited.view, options);
+      report.workloads.push_back(std::move(audited));
     }
-    Findings findings = audit_workload(view, options);
-    report.workloads.push_back(AuditedWorkload{std::move(view), std::move(findings)});
   }
   return report;
 }
@@ -111,34 +160,119 @@ Report audit_paths(const Options& options) {
   return report;
 }
 
+Summary audit_stream(const Options& options, Sink& sink) {
+  std::vector<std::string> files = kube::expand_paths(options.paths);
+  // Calls fn(text) with a file's text. Stdin cannot be read twice: its text is kept.
+  std::optional<kube::FileText> stdin_text;
+  auto with_file = [&](const std::string& path, auto fn) {
+    if (path != "-") {
+      fn(kube::read_file(path, options.limits));
+      return;
+    }
+    if (!stdin_text) {
+      stdin_text = kube::read_file(path, options.limits);
+    }
+    fn(*stdin_text);
+  };
+
+  // Pass 1: where every routing object is and what it matches on, parsing only the documents
+  // that name a routing kind.
+  RoutingIndex index;
+  for (uint32_t i = 0; i < files.size(); ++i) {
+    with_file(files[i], [&](const kube::FileText& file) {
+      if (file.problem) {
+        return;
+      }
+      kube::Loaded loaded =
+          kube::load_text(file.text, file.name, options.limits,
+                          [](int, std::string_view text) { return Cluster::may_route(text); });
+      for (size_t k = 0; k < loaded.objects.size(); ++k) {
+        index.add({i, static_cast<uint32_t>(loaded.document_of[k])}, loaded.objects[k]);
+      }
+    });
+  }
+
+  // Pass 2: one file at a time, every document; problems are reported here, once. Its
+  // workloads are matched against its own routing objects and the candidate documents of the
+  // other files, read again for just those documents.
+  Summary summary;
+  summary.files = static_cast<int64_t>(files.size());
+  std::vector<uint64_t> wanted;
+  for (uint32_t i = 0; i < files.size(); ++i) {
+    kube::Loaded loaded;
+    with_file(files[i], [&](const kube::FileText& file) {
+      if (file.problem) {
+        loaded.problems.push_back(*file.problem);
+      } else {
+        loaded = kube::load_text(file.text, file.name, options.limits);
+      }
+    });
+    for (const kube::LoadProblem& p : loaded.problems) {
+      Finding f = problem_finding(p);
+      summary.count(f);
+      sink.problem(f);
+    }
+    summary.objects += static_cast<int64_t>(loaded.objects.size());
+
+    Cluster cluster(loaded.objects);
+    wanted.clear();
+    for (const kube::Object& object : loaded.objects) {
+      if (const auto* w = std::get_if<kube::Workload>(&object)) {
+        index.candidates(*w, wanted);
+      }
+    }
+    std::sort(wanted.begin(), wanted.end());
+    wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+    // Sorted by file, then document: one read of each other file that holds candidates.
+    for (size_t k = 0; k < wanted.size();) {
+      uint32_t other = DocumentRef::unpack(wanted[k]).file;
+      size_t end = k;
+      while (end < wanted.size() && DocumentRef::unpack(wanted[end]).file == other) {
+        ++end;
+      }
+      if (other != i) {
+        std::span<const uint64_t> docs(wanted.data() + k, end - k);
+        with_file(files[other], [&](const kube::FileText& file) {
+          auto in_docs = [&](int document, std::string_view) {
+            uint64_t at = DocumentRef{other, static_cast<uint32_t>(document)}.packed();
+            return std::binary_search(docs.begin(), docs.end(), at);
+          };
+          for (const kube::Object& object :
+               kube::load_text(file.text, file.name, options.limits, in_docs).objects) {
+            cluster.add(object);
+          }
+        });
+      }
+      k = end;
+    }
+
+    for (const kube::Object& object : loaded.objects) {
+      if (const auto* w = std::get_if<kube::Workload>(&object)) {
+        audit_one(*w, cluster, options, summary, sink);
+      }
+    }
+  }
+  sink.finish(summary);
+  return summary;
+}
+
+bool failed(const Summary& summary, const Options& options) {
+  for (int s = static_cast<int>(options.fail_on); s <= static_cast<int>(Severity::error); ++s) {
+    if (summary.by_severity[s] > 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 int exit_code(const Report& report, const Options& options) {
-  bool failed = false;
-  report.each_finding([&](const Finding& f) { failed = failed || f.severity >= options.fail_on; });
-  return to_int(failed ? ExitCode::failed : ExitCode::ok);
+  return to_int(failed(report.summary(), options) ? ExitCode::failed : ExitCode::ok);
 }
 
 int run(const Options& options, std::ostream& out, std::ostream& err) {
-  Report report = audit_paths(options);
-  if (options.fix == FixPatches::on) {
-    write_patches(report, options, out);
-    err << summary_line(report) << '\n';
-    return exit_code(report, options);
-  }
-  switch (options.format) {
-    case Format::text:
-      write_text(report, out);
-      break;
-    case Format::json:
-      write_json(report, out);
-      break;
-    case Format::sarif:
-      write_sarif(report, out);
-      break;
-    case Format::github:
-      write_github(report, out);
-      break;
-  }
-  return exit_code(report, options);
+  std::unique_ptr<Sink> sink = make_sink(options, out, err);
+  Summary summary = audit_stream(options, *sink);
+  return to_int(failed(summary, options) ? ExitCode::failed : ExitCode::ok);
 }
 
 }  // namespace zerodrop::audit

@@ -16,10 +16,6 @@ bool same_namespace(const kube::Meta& a, const kube::Meta& b) {
          || a.namespace_name == b.namespace_name;
 }
 
-std::string pair_key(const std::string& key, const std::string& value) {
-  return key + '=' + value;
-}
-
 std::string target_key(std::string_view ns, std::string_view kind, std::string_view name) {
   return fmt::format("{}/{}/{}", ns, kind, name);
 }
@@ -90,44 +86,87 @@ std::string WorkloadView::http_evidence(size_t index, int port) const {
 
 Cluster::Cluster(const std::vector<kube::Object>& objects) {
   for (const kube::Object& object : objects) {
-    if (const auto* w = std::get_if<kube::Workload>(&object)) {
-      workloads_.push_back(w);
-    } else if (const auto* s = std::get_if<kube::Service>(&object)) {
-      if (!s->selector.empty()) {
-        const auto& [key, value] = *s->selector.begin();
-        services_by_label_[pair_key(key, value)].push_back(s);
-      }
-    } else if (const auto* p = std::get_if<kube::PodDisruptionBudget>(&object)) {
-      if (p->selector.match_labels.empty()) {
-        pdbs_scanned_.push_back(p);
-      } else {
-        const auto& [key, value] = *p->selector.match_labels.begin();
-        pdbs_by_label_[pair_key(key, value)].push_back(p);
-      }
-    } else if (const auto* h = std::get_if<kube::HorizontalPodAutoscaler>(&object)) {
-      hpas_by_target_[target_key(h->meta.namespace_name, h->target_kind, h->target_name)] = h;
-    } else if (const auto* in = std::get_if<kube::Ingress>(&object)) {
-      for (const kube::IngressBackend& b : in->backends) {
-        ingresses_by_service_[b.service].push_back(in);
-      }
+    add(object);
+  }
+}
+
+namespace {
+
+// A routing object's copy without what no rule reads.
+template <typename T>
+T& keep(std::deque<T>& store, const T& object) {
+  T& copy = store.emplace_back(object);
+  copy.meta.labels.clear();
+  copy.meta.annotations.clear();
+  return copy;
+}
+
+// Services are the most numerous (about one per workload): only what matching and the rules
+// read is kept (name, namespace, selector, ports without positions), about a third of a copy.
+kube::Service& keep(std::deque<kube::Service>& store, const kube::Service& s) {
+  kube::Service& copy = store.emplace_back();
+  copy.meta.name = s.meta.name;
+  copy.meta.namespace_name = s.meta.namespace_name;
+  copy.selector = s.selector;
+  copy.ports.reserve(s.ports.size());
+  for (const kube::ServicePort& port : s.ports) {
+    copy.ports.push_back({port.name, port.port, port.target_port, port.app_protocol, {}});
+  }
+  return copy;
+}
+
+}  // namespace
+
+uint64_t Cluster::label_key(std::string_view key, std::string_view value) {
+  // A hash, not the "key=value" text: candidates are checked against the full selector anyway,
+  // so a collision costs one extra check, and the index holds no strings.
+  uint64_t h = std::hash<std::string_view>{}(key);
+  return h * 0x9E3779B97F4A7C15ULL ^ std::hash<std::string_view>{}(value);
+}
+
+void Cluster::add(const kube::Object& object) {
+  if (const auto* service = std::get_if<kube::Service>(&object)) {
+    const kube::Service& s = keep(services_, *service);
+    if (!s.selector.empty()) {
+      const auto& [key, value] = *s.selector.begin();
+      services_by_label_[label_key(key, value)].push_back(&s);
+    }
+  } else if (const auto* pdb = std::get_if<kube::PodDisruptionBudget>(&object)) {
+    const kube::PodDisruptionBudget& p = keep(pdbs_, *pdb);
+    if (p.selector.match_labels.empty()) {
+      pdbs_scanned_.push_back(&p);
+    } else {
+      const auto& [key, value] = *p.selector.match_labels.begin();
+      pdbs_by_label_[label_key(key, value)].push_back(&p);
+    }
+  } else if (const auto* hpa = std::get_if<kube::HorizontalPodAutoscaler>(&object)) {
+    const kube::HorizontalPodAutoscaler& h = keep(hpas_, *hpa);
+    hpas_by_target_[target_key(h.meta.namespace_name, h.target_kind, h.target_name)] = &h;
+  } else if (const auto* ingress = std::get_if<kube::Ingress>(&object)) {
+    const kube::Ingress& in = keep(ingresses_, *ingress);
+    for (const kube::IngressBackend& b : in.backends) {
+      ingresses_by_service_[b.service].push_back(&in);
     }
   }
 }
 
-std::vector<WorkloadView> Cluster::views() const {
-  std::vector<WorkloadView> out;
-  out.reserve(workloads_.size());
-  for (const Workload* w : workloads_) {
-    out.push_back(view_of(*w));
+bool Cluster::may_route(std::string_view document) {
+  // Every routing kind's name contains "Service", "Ingress", "PodDisruptionBudget" or
+  // "HorizontalPodAutoscaler"; a document without any of them holds none (kind: List included).
+  for (std::string_view kind :
+       {"Service", "Ingress", "PodDisruptionBudget", "HorizontalPodAutoscaler"}) {
+    if (document.find(kind) != std::string_view::npos) {
+      return true;
+    }
   }
-  return out;
+  return false;
 }
 
 WorkloadView Cluster::view_of(const Workload& w) const {
   WorkloadView view;
   view.workload = &w;
   for (const auto& [key, value] : w.pod_labels) {
-    std::string pair = pair_key(key, value);
+    uint64_t pair = label_key(key, value);
     if (auto it = services_by_label_.find(pair); it != services_by_label_.end()) {
       for (const kube::Service* s : it->second) {
         if (same_namespace(s->meta, w.meta) && kube::map_selects(s->selector, w.pod_labels)) {

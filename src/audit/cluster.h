@@ -1,8 +1,11 @@
 #pragma once
 
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "kube/object.h"
@@ -27,26 +30,44 @@ struct WorkloadView {
   std::string http_evidence(size_t index, int port) const;
 };
 
-// Indexes all objects once; views are computed per workload in O(objects of the namespace).
+// The objects that route to, scale and guard workloads (Services, PDBs, HPAs, Ingresses), kept
+// as compact copies and indexed, so that workloads can be read one file at a time and matched
+// against every file's routing objects. Views are computed in O(candidates sharing a label).
 class Cluster {
 public:
+  Cluster() = default;
+  // Adds every routing object of `objects`.
   explicit Cluster(const std::vector<kube::Object>& objects);
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
 
-  std::vector<WorkloadView> views() const;
+  // Keeps a copy of a Service, PodDisruptionBudget, HorizontalPodAutoscaler or Ingress (without
+  // the labels and annotations no rule reads); any other object is ignored.
+  void add(const kube::Object& object);
+
+  WorkloadView view_of(const kube::Workload& w) const;
+
+  // Whether a document's text may hold a routing object (it names one of their kinds): a cheap
+  // test that lets a first pass over the input parse only those documents.
+  static bool may_route(std::string_view document);
 
 private:
-  WorkloadView view_of(const kube::Workload& w) const;
   void find_serving(WorkloadView& view) const;
   void find_http(WorkloadView& view) const;
 
-  // Services and PDBs are indexed by one label pair of their selector ("key=value"), so that
+  // Deques: the views point into them, and adding must not move what is already there.
+  std::deque<kube::Service> services_;
+  std::deque<kube::PodDisruptionBudget> pdbs_;
+  std::deque<kube::HorizontalPodAutoscaler> hpas_;
+  std::deque<kube::Ingress> ingresses_;
+  // Services and PDBs are indexed by one label pair of their selector (hashed), so that
   // a workload meets only the candidates that share a label with it; the rest are scanned.
-  std::map<std::string, std::vector<const kube::Service*>, std::less<>> services_by_label_;
-  std::map<std::string, std::vector<const kube::PodDisruptionBudget*>, std::less<>> pdbs_by_label_;
+  static uint64_t label_key(std::string_view key, std::string_view value);
+  std::unordered_map<uint64_t, std::vector<const kube::Service*>> services_by_label_;
+  std::unordered_map<uint64_t, std::vector<const kube::PodDisruptionBudget*>> pdbs_by_label_;
   std::vector<const kube::PodDisruptionBudget*> pdbs_scanned_;
   std::map<std::string, const kube::HorizontalPodAutoscaler*, std::less<>> hpas_by_target_;
   std::map<std::string, std::vector<const kube::Ingress*>, std::less<>> ingresses_by_service_;
-  std::vector<const kube::Workload*> workloads_;
 };
 
 }  // namespace zerodrop::audit

@@ -298,28 +298,57 @@ void write_workload_patch(const AuditedWorkload& a, const Plan& plan, std::ostre
   write_containers(w, plan, indent, out);
 }
 
-}  // namespace
+void write_patch(const AuditedWorkload& a, const Options& options, std::ostream& out) {
+  Plan plan = make_plan(a, options);
+  if (plan.closes.empty() && plan.notes.empty()) {
+    return;
+  }
+  if (plan.closes.empty()) {
+    const auto& meta = a.view.workload->meta;
+    out << fmt::format("# zerodrop --fix: {} {} ({}:{}): nothing to patch\n", meta.kind, meta.name,
+                       meta.file, meta.marks.self.line);
+    for (const std::string& note : plan.notes) {
+      out << "# " << note << '\n';
+    }
+    return;
+  }
+  write_workload_patch(a, plan, out);
+  for (const std::string& doc : plan.extra_docs) {
+    out << "---\n" << doc;
+  }
+}
 
-void write_patches(const Report& report, const Options& options, std::ostream& out) {
-  for (const AuditedWorkload& a : report.workloads) {
-    Plan plan = make_plan(a, options);
-    if (plan.closes.empty() && plan.notes.empty()) {
-      continue;
-    }
-    if (plan.closes.empty()) {
-      const auto& meta = a.view.workload->meta;
-      out << fmt::format("# zerodrop --fix: {} {} ({}:{}): nothing to patch\n", meta.kind,
-                         meta.name, meta.file, meta.marks.self.line);
-      for (const std::string& note : plan.notes) {
-        out << "# " << note << '\n';
-      }
-      continue;
-    }
-    write_workload_patch(a, plan, out);
-    for (const std::string& doc : plan.extra_docs) {
-      out << "---\n" << doc;
+// Patches to `out`; the summary (and nothing for input problems, which have no fix) to `err`.
+class PatchSink : public Sink {
+public:
+  PatchSink(const Options& options, std::ostream& out, std::ostream* err)
+      : options_(options), out_(out), err_(err) {}
+
+  void problem(const Finding&) override {}
+
+  void workload(const AuditedWorkload& w) override { write_patch(w, options_, out_); }
+
+  void finish(const Summary& summary) override {
+    if (err_ != nullptr) {
+      *err_ << summary_line(summary) << '\n';
     }
   }
+
+private:
+  const Options& options_;
+  std::ostream& out_;
+  std::ostream* err_;
+};
+
+}  // namespace
+
+std::unique_ptr<Sink> patch_sink(const Options& options, std::ostream& out, std::ostream& err) {
+  return std::make_unique<PatchSink>(options, out, &err);
+}
+
+void write_patches(const Report& report, const Options& options, std::ostream& out) {
+  PatchSink sink(options, out, nullptr);
+  report.replay(sink);
 }
 
 }  // namespace zerodrop::audit

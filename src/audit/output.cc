@@ -50,22 +50,6 @@ nlohmann::json json_finding(const Finding& f) {
   };
 }
 
-struct Counts {
-  int64_t by_severity[3] = {0, 0, 0};
-  std::map<std::string, int64_t> by_hole;
-};
-
-Counts count(const Report& report) {
-  Counts c;
-  report.each_finding([&](const Finding& f) {
-    ++c.by_severity[static_cast<int>(f.severity)];
-    if (f.hole && f.severity != Severity::info) {
-      ++c.by_hole[std::string(record::to_string(*f.hole))];
-    }
-  });
-  return c;
-}
-
 // Escapes for a GitHub workflow command: data, and property values (which also escape : and ,).
 std::string escape_github(std::string_view text, bool property) {
   std::string out;
@@ -93,25 +77,116 @@ std::string escape_github(std::string_view text, bool property) {
   return out;
 }
 
+class TextSink : public Sink {
+public:
+  explicit TextSink(std::ostream& out) : out_(out) {}
+
+  void problem(const Finding& f) override { write_text_finding(f, out_); }
+
+  void workload(const AuditedWorkload& w) override {
+    if (w.findings.empty()) {
+      return;
+    }
+    const kube::Meta& meta = w.view.workload->meta;
+    out_ << fmt::format("{} ({}:{})\n", object_title(w.findings.front().object), meta.file,
+                        meta.marks.self.line);
+    for (const Finding& f : w.findings) {
+      write_text_finding(f, out_);
+    }
+  }
+
+  void finish(const Summary& summary) override { out_ << summary_line(summary) << '\n'; }
+
+private:
+  std::ostream& out_;
+};
+
+// Streamed one finding at a time: a tree of every finding costs more than the audit itself.
+class JsonSink : public Sink {
+public:
+  explicit JsonSink(std::ostream& out) : out_(out) {}
+
+  void problem(const Finding& f) override { write(f); }
+
+  void workload(const AuditedWorkload& w) override {
+    for (const Finding& f : w.findings) {
+      write(f);
+    }
+  }
+
+  void finish(const Summary& s) override {
+    if (first_) {
+      out_ << "{\n  \"version\": 1,\n  \"findings\": [";
+    }
+    nlohmann::json summary = {
+        {"files", s.files},           {"objects", s.objects},
+        {"workloads", s.workloads},   {"skipped_helm_tests", s.skipped},
+        {"errors", s.by_severity[2]}, {"warnings", s.by_severity[1]},
+        {"infos", s.by_severity[0]},  {"holes", s.holes},
+    };
+    out_ << (first_ ? "],\n" : "\n  ],\n") << "  \"summary\": " << summary.dump() << "\n}\n";
+  }
+
+private:
+  void write(const Finding& f) {
+    out_ << (first_ ? "{\n  \"version\": 1,\n  \"findings\": [\n    " : ",\n    ")
+         << json_finding(f).dump();
+    first_ = false;
+  }
+
+  std::ostream& out_;
+  bool first_ = true;
+};
+
+class GithubSink : public Sink {
+public:
+  explicit GithubSink(std::ostream& out) : out_(out) {}
+
+  void problem(const Finding& f) override { write(f); }
+
+  void workload(const AuditedWorkload& w) override {
+    for (const Finding& f : w.findings) {
+      write(f);
+    }
+  }
+
+  void finish(const Summary& summary) override { out_ << summary_line(summary) << '\n'; }
+
+private:
+  void write(const Finding& f) {
+    std::string_view command = f.severity == Severity::error     ? "error"
+                               : f.severity == Severity::warning ? "warning"
+                                                                 : "notice";
+    std::string title =
+        f.hole ? fmt::format("{} ({})", f.rule, record::to_string(*f.hole)) : std::string(f.rule);
+    std::string text = f.fix.empty() ? f.message : fmt::format("{}\nfix: {}", f.message, f.fix);
+    out_ << fmt::format("::{} file={},line={},col={},title={}::{}\n", command,
+                        escape_github(f.file, true), f.mark.line, f.mark.column,
+                        escape_github(title, true), escape_github(text, false));
+  }
+
+  std::ostream& out_;
+};
+
+void replay(const Report& report, std::unique_ptr<Sink> sink) {
+  report.replay(*sink);
+}
+
 }  // namespace
 
-std::string summary_line(const Report& report) {
-  Counts c = count(report);
+std::string summary_line(const Summary& s) {
   auto plural = [](int64_t n, std::string_view word) {
     return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
   };
-  std::string line =
-      fmt::format("audited {}, {}, {}: {}, {}, {}", plural(report.files, "file"),
-                  plural(report.objects, "object"),
-                  plural(static_cast<int64_t>(report.workloads.size()), "workload"),
-                  plural(c.by_severity[2], "error"), plural(c.by_severity[1], "warning"),
-                  plural(c.by_severity[0], "info"));
-  if (report.skipped > 0) {
-    line += fmt::format("; skipped {} Helm test hook{}", report.skipped,
-                        report.skipped == 1 ? "" : "s");
+  std::string line = fmt::format(
+      "audited {}, {}, {}: {}, {}, {}", plural(s.files, "file"), plural(s.objects, "object"),
+      plural(s.workloads, "workload"), plural(s.by_severity[2], "error"),
+      plural(s.by_severity[1], "warning"), plural(s.by_severity[0], "info"));
+  if (s.skipped > 0) {
+    line += fmt::format("; skipped {} Helm test hook{}", s.skipped, s.skipped == 1 ? "" : "s");
   }
   std::vector<std::string> holes;
-  for (const auto& [hole, n] : c.by_hole) {
+  for (const auto& [hole, n] : s.holes) {
     holes.push_back(fmt::format("{} {}", hole, n));
   }
   if (!holes.empty()) {
@@ -120,59 +195,53 @@ std::string summary_line(const Report& report) {
   return line;
 }
 
+std::string summary_line(const Report& report) {
+  return summary_line(report.summary());
+}
+
+std::unique_ptr<Sink> text_sink(std::ostream& out) {
+  return std::make_unique<TextSink>(out);
+}
+
+std::unique_ptr<Sink> json_sink(std::ostream& out) {
+  return std::make_unique<JsonSink>(out);
+}
+
+std::unique_ptr<Sink> github_sink(std::ostream& out) {
+  return std::make_unique<GithubSink>(out);
+}
+
+std::unique_ptr<Sink> make_sink(const Options& options, std::ostream& out, std::ostream& err) {
+  if (options.fix == FixPatches::on) {
+    return patch_sink(options, out, err);
+  }
+  switch (options.format) {
+    case Format::json:
+      return json_sink(out);
+    case Format::sarif:
+      return sarif_sink(out);
+    case Format::github:
+      return github_sink(out);
+    case Format::text:
+      break;
+  }
+  return text_sink(out);
+}
+
 void write_text(const Report& report, std::ostream& out) {
-  for (const Finding& f : report.problems) {
-    write_text_finding(f, out);
-  }
-  for (const AuditedWorkload& w : report.workloads) {
-    if (w.findings.empty()) {
-      continue;
-    }
-    const kube::Meta& meta = w.view.workload->meta;
-    out << fmt::format("{} ({}:{})\n", object_title(w.findings.front().object), meta.file,
-                       meta.marks.self.line);
-    for (const Finding& f : w.findings) {
-      write_text_finding(f, out);
-    }
-  }
-  out << summary_line(report) << '\n';
+  replay(report, text_sink(out));
 }
 
 void write_json(const Report& report, std::ostream& out) {
-  // Streamed one finding at a time: a tree of every finding costs more than the audit itself.
-  out << "{\n  \"version\": 1,\n  \"findings\": [";
-  bool first = true;
-  report.each_finding([&](const Finding& f) {
-    out << (first ? "\n    " : ",\n    ") << json_finding(f).dump();
-    first = false;
-  });
-  Counts c = count(report);
-  nlohmann::json summary = {
-      {"files", report.files},
-      {"objects", report.objects},
-      {"workloads", report.workloads.size()},
-      {"skipped_helm_tests", report.skipped},
-      {"errors", c.by_severity[2]},
-      {"warnings", c.by_severity[1]},
-      {"infos", c.by_severity[0]},
-      {"holes", c.by_hole},
-  };
-  out << (first ? "],\n" : "\n  ],\n") << "  \"summary\": " << summary.dump() << "\n}\n";
+  replay(report, json_sink(out));
+}
+
+void write_sarif(const Report& report, std::ostream& out) {
+  replay(report, sarif_sink(out));
 }
 
 void write_github(const Report& report, std::ostream& out) {
-  report.each_finding([&](const Finding& f) {
-    std::string_view command = f.severity == Severity::error     ? "error"
-                               : f.severity == Severity::warning ? "warning"
-                                                                 : "notice";
-    std::string title =
-        f.hole ? fmt::format("{} ({})", f.rule, record::to_string(*f.hole)) : std::string(f.rule);
-    std::string text = f.fix.empty() ? f.message : fmt::format("{}\nfix: {}", f.message, f.fix);
-    out << fmt::format("::{} file={},line={},col={},title={}::{}\n", command,
-                       escape_github(f.file, true), f.mark.line, f.mark.column,
-                       escape_github(title, true), escape_github(text, false));
-  });
-  out << summary_line(report) << '\n';
+  replay(report, github_sink(out));
 }
 
 }  // namespace zerodrop::audit

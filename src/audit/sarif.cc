@@ -94,21 +94,65 @@ json sarif_result(const Finding& f) {
   return result;
 }
 
+// The document is written around the results, which are streamed one at a time.
+class SarifSink : public Sink {
+public:
+  explicit SarifSink(std::ostream& out) : out_(out) {}
+
+  void problem(const Finding& f) override { write(f); }
+
+  void workload(const AuditedWorkload& w) override {
+    for (const Finding& f : w.findings) {
+      write(f);
+    }
+  }
+
+  void finish(const Summary&) override {
+    if (first_) {
+      out_ << head() << "[";
+    }
+    out_ << (first_ ? "]" : "\n      ]") << "\n    }\n  ]\n}\n";
+  }
+
+private:
+  static std::string head() {
+    json driver = {{"name", "zerodrop"},
+                   {"version", "0.1.0"},
+                   {"semanticVersion", "0.1.0"},
+                   {"rules", sarif_rules()}};
+    std::string tool = json{{"driver", driver}}.dump();
+    return fmt::format(
+        "{{\n  \"$schema\": \"https://json.schemastore.org/sarif-2.1.0.json\",\n  "
+        "\"version\": \"2.1.0\",\n  \"runs\": [\n    {{\n      \"tool\": {},\n      "
+        "\"results\": ",
+        tool);
+  }
+
+  void write(const Finding& f) {
+    if (first_) {
+      out_ << head() << "[";
+    }
+    // Pretty, like the rest of the document: each line indented to the result's depth.
+    std::string text = sarif_result(f).dump(2);
+    std::string indented;
+    for (char ch : text) {
+      indented += ch;
+      if (ch == '\n') {
+        indented += "        ";
+      }
+    }
+    out_ << (first_ ? "\n        " : ",\n        ") << indented;
+    first_ = false;
+  }
+
+  std::ostream& out_;
+  bool first_ = true;
+};
+
 }  // namespace
 
-void write_sarif(const Report& report, std::ostream& out) {
-  json results = json::array();
-  report.each_finding([&](const Finding& f) { results.push_back(sarif_result(f)); });
-  json driver = {{"name", "zerodrop"},
-                 {"version", "0.1.0"},
-                 {"semanticVersion", "0.1.0"},
-                 {"rules", sarif_rules()}};
-  json doc = {
-      {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
-      {"version", "2.1.0"},
-      {"runs", json::array({{{"tool", {{"driver", driver}}}, {"results", results}}})},
-  };
-  out << doc.dump(2) << '\n';
+std::unique_ptr<Sink> sarif_sink(std::ostream& out) {
+  return std::make_unique<SarifSink>(out);
 }
 
 }  // namespace zerodrop::audit

@@ -181,24 +181,31 @@ std::vector<std::string> expand_paths(const std::vector<std::string>& paths) {
   return out;
 }
 
-Loaded load_text(std::string_view text, const std::string& file, const LoadLimits& limits) {
+Loaded load_text(std::string_view text, const std::string& file, const LoadLimits& limits,
+                 const DocumentFilter& filter) {
   Loaded out;
   out.bytes = static_cast<int64_t>(text.size());
   if (text.starts_with("\xEF\xBB\xBF")) {
     text.remove_prefix(3);  // a UTF-8 byte order mark, as some Windows editors write
   }
-  for (const Chunk& chunk : split_documents(text)) {
-    load_chunk(chunk, file, limits, out);
+  std::vector<Chunk> chunks = split_documents(text);
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const Chunk& chunk = chunks[i];
+    if (!filter || filter(static_cast<int>(i), chunk.owned.empty() ? chunk.text : chunk.owned)) {
+      load_chunk(chunk, file, limits, out);
+      out.document_of.resize(out.objects.size(), static_cast<int>(i));
+    }
   }
   return out;
 }
 
-Loaded load_file(const std::string& path, const LoadLimits& limits) {
-  std::string name = display_name(path);
+FileText read_file(const std::string& path, const LoadLimits& limits) {
+  FileText out;
+  out.name = display_name(path);
   auto problem = [&](std::string message) {
-    Loaded out;
-    out.problems.push_back(LoadProblem{name, Mark{1, 1}, std::move(message)});
-    return out;
+    out.text.clear();
+    out.problem = LoadProblem{out.name, Mark{1, 1}, std::move(message)};
+    return std::move(out);
   };
   std::ifstream file;
   std::istream* in = &std::cin;
@@ -209,16 +216,25 @@ Loaded load_file(const std::string& path, const LoadLimits& limits) {
     }
     in = &file;
   }
-  std::string text;
   char buffer[1 << 16];
   while (in->read(buffer, sizeof buffer) || in->gcount() > 0) {
-    text.append(buffer, static_cast<size_t>(in->gcount()));
-    if (static_cast<int64_t>(text.size()) > limits.max_file_bytes) {
+    out.text.append(buffer, static_cast<size_t>(in->gcount()));
+    if (static_cast<int64_t>(out.text.size()) > limits.max_file_bytes) {
       return problem(
           fmt::format("larger than the limit of {} bytes; not read", limits.max_file_bytes));
     }
   }
-  return load_text(text, name, limits);
+  return out;
+}
+
+Loaded load_file(const std::string& path, const LoadLimits& limits) {
+  FileText file = read_file(path, limits);
+  if (file.problem) {
+    Loaded out;
+    out.problems.push_back(std::move(*file.problem));
+    return out;
+  }
+  return load_text(file.text, file.name, limits);
 }
 
 std::vector<Object> load_objects(const std::string& path_or_dash) {

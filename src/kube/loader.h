@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +31,7 @@ struct LoadProblem {
 
 struct Loaded {
   std::vector<Object> objects;
+  std::vector<int> document_of;  // per object: the 0-based index of its document in the text
   std::vector<LoadProblem> problems;
   int64_t documents = 0;
   int64_t bytes = 0;
@@ -38,9 +41,24 @@ struct Loaded {
 // (recursively, sorted), "-" for stdin. Throws Error for a path that does not exist.
 std::vector<std::string> expand_paths(const std::vector<std::string>& paths);
 
+// Which documents to read: called with each document's 0-based index and text before it is
+// parsed; a document it rejects is skipped unread (no object, no problem). Empty reads all.
+using DocumentFilter = std::function<bool(int index, std::string_view document)>;
+
 // Reads every document of TEXT (multi-document YAML, `kind: List`, JSON). `file` names it in
 // positions and problems. Never throws for bad content: it becomes a LoadProblem.
-Loaded load_text(std::string_view text, const std::string& file, const LoadLimits& limits = {});
+Loaded load_text(std::string_view text, const std::string& file, const LoadLimits& limits = {},
+                 const DocumentFilter& filter = {});
+
+// A file's whole text, or stdin's for "-" (name "<stdin>"); `problem` is set instead when it
+// cannot be read or is larger than limits.max_file_bytes.
+struct FileText {
+  std::string name;
+  std::string text;
+  std::optional<LoadProblem> problem;
+};
+
+FileText read_file(const std::string& path, const LoadLimits& limits = {});
 
 // Reads one file, or stdin for "-" (shown as "<stdin>"); unreadable or oversized files become a
 // LoadProblem.

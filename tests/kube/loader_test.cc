@@ -35,6 +35,33 @@ spec: {selector: {app: web}, ports: [{port: 80, targetPort: http}]}
   EXPECT_EQ(svc.ports.at(0).target_port.name, "http");
 }
 
+TEST(Loader, FilterSkipsDocumentsUnreadAndKeepsTheFilesLineNumbers) {
+  constexpr const char* kText = R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: skipped}
+spec: {replicas: not-a-number}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: kept}
+spec: {selector: {app: web}, ports: [{port: 80}]}
+)";
+  auto only_services = [](int, std::string_view doc) {
+    return doc.find("kind: Service") != std::string_view::npos;
+  };
+  Loaded loaded = load_text(kText, "f.yaml", {}, only_services);
+  EXPECT_TRUE(loaded.problems.empty()) << "a skipped document is not read, so not a problem";
+  ASSERT_EQ(loaded.objects.size(), 1u);
+  const auto& svc = std::get<Service>(loaded.objects[0]);
+  EXPECT_EQ(svc.meta.name, "kept");
+  EXPECT_EQ(svc.meta.marks.self.line, 6);
+  EXPECT_EQ(loaded.document_of, std::vector<int>{1});
+  Loaded second =
+      load_text(kText, "f.yaml", {}, [](int index, std::string_view) { return index == 1; });
+  EXPECT_EQ(second.objects.size(), 1u);
+  EXPECT_EQ(load_text(kText, "f.yaml").problems.size(), 1u);
+}
+
 TEST(Loader, InvalidYamlIsAProblemWithItsLine) {
   Loaded loaded = load_text("apiVersion: v1\nkind: Pod\n---\na: [1, 2\nb: c\n", "broken.yaml");
   ASSERT_EQ(loaded.problems.size(), 1u);
