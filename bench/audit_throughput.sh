@@ -14,7 +14,9 @@ W=${3:-500}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/zerodrop-bench.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-python3 - "$WORK/in" "$N" "$W" <<'PY'
+# generate OUT N W: N workloads (and their Services, PDBs, HPAs) in files of W workloads.
+generate() {
+  python3 - "$1" "$2" "$3" <<'PY'
 import os, sys
 out, n, per = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 os.makedirs(out)
@@ -93,6 +95,8 @@ for f in range((n + per - 1) // per):
     with open(os.path.join(out, f"chart-{f:04d}.yaml"), "w") as fh:
         fh.write("---\n".join(workload(i) for i in range(f * per, min(n, (f + 1) * per))))
 PY
+}
+generate "$WORK/in" "$N" "$W"
 total=$(du -cb "$WORK"/in/*.yaml | tail -1 | cut -f1)
 largest=$(ls -S "$WORK"/in/*.yaml | head -1 | xargs stat -c %s)
 
@@ -134,6 +138,14 @@ for format in text json; do
   wall_zerodrop=$wall
 done
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("    findings:", len(d["findings"]), "workloads:", d["summary"]["workloads"])' "$WORK/zerodrop-json.out"
+
+# Memory against input size: the same files (same largest file), four times as many of them.
+# Bounded by the largest file means the peak stays flat while the input grows.
+generate "$WORK/in4" "$((4 * N))" "$W"
+total4=$(du -cb "$WORK"/in4/*.yaml | tail -1 | cut -f1)
+read -r _ _ rss4 < <(measure zerodrop-4x "$ZERODROP" audit --format json "$WORK/in4")
+echo "  memory: $((total / 1048576)) MiB of input -> peak RSS $((rss / 1024)) MiB; $((total4 / 1048576)) MiB of input (4x, same largest file $((largest / 1024)) KiB) -> $((rss4 / 1024)) MiB = $(python3 -c "print(f'{$rss4/$rss:.2f}')")x for 4x the input"
+rm -rf "$WORK/in4"
 
 for peer in kube-linter kube-score; do
   if ! command -v "$peer" >/dev/null; then
