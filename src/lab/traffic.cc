@@ -27,9 +27,11 @@ void Traffic::start() {
     on_record(r);
   };
   hooks.stop = &stop_;
-  // The engine's clock starts once its workers are ready, a few hundred microseconds after
-  // this point: records can be that much early on the recorder's timeline.
-  origin_ = recorder_.now();
+  // The engine's clock starts once its workers are ready: its t = 0 is placed on the recorder's
+  // timeline exactly, so a request and a pod event compare to the microsecond.
+  hooks.on_start = [this](std::chrono::steady_clock::time_point start) {
+    origin_ = recorder_.since_start(start);
+  };
   thread_ = std::thread([this, hooks] {
     try {
       summary_ = load::run(options_, hooks);
@@ -54,13 +56,14 @@ load::Summary Traffic::stop() {
 
 void Traffic::on_record(const record::RequestRecord& original) {
   record::RequestRecord r = original;
-  r.intended += origin_;
-  r.done += origin_;
+  const record::Micros origin = origin_;
+  r.intended += origin;
+  r.done += origin;
   if (r.sent) {
-    *r.sent += origin_;
+    *r.sent += origin;
   }
   if (r.first_byte) {
-    *r.first_byte += origin_;
+    *r.first_byte += origin;
   }
   if (r.target < routers_.size()) {
     const Router& router = *routers_[r.target];

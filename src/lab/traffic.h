@@ -40,7 +40,9 @@ private:
   load::Options options_;
   const std::vector<std::unique_ptr<Router>>& routers_;
   Recorder& recorder_;
-  record::Micros origin_{0};  // the load engine's t = 0 on the recorder's timeline
+  // The load engine's t = 0 on the recorder's timeline; set on the engine's thread before its
+  // first record (Hooks::on_start).
+  record::Micros origin_{0};
   std::atomic<bool> stop_{false};
   std::atomic<bool> done_{false};
   std::atomic<uint64_t> requests_{0};

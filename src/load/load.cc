@@ -62,6 +62,9 @@ Summary run(const Options& options, const Hooks& hooks) {
   }
   context.start = std::chrono::steady_clock::now();
   context.end = context.start + options.duration;
+  if (hooks.on_start) {
+    hooks.on_start(context.start);
+  }
 
   // Send until the duration ends or stop is set, then wait for the requests in flight.
   run_workers(workers);

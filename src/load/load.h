@@ -79,6 +79,9 @@ struct Hooks {
   std::function<void(const record::RequestRecord&)> on_record;  // every finished request
   std::function<void(const Summary& interval)> on_interval;     // every Options::interval
   const std::atomic<bool>* stop = nullptr;  // set to end the run early (Summary::interrupted)
+  // Called once with the steady-clock instant that is t = 0 of every record, before the first
+  // request: a caller with its own timeline (the lab) moves records onto it exactly.
+  std::function<void(std::chrono::steady_clock::time_point start)> on_start;
 };
 
 // Validates options (throws Error naming the culprit: bad URL, unsupported scheme, unresolvable
