@@ -126,6 +126,22 @@ Facts::Facts(const record::RunRecord& run) {
     }
   }
   routers_.assign(routers.begin(), routers.end());
+  // Each router's first termination apply per deleted pod: asked once per failed request, so
+  // kept in a map rather than found by a scan of every apply (quadratic on large sim runs).
+  for (const Event& e : applies_) {
+    const PodLife* life = pod(e.pod);
+    if (life && life->deletion && e.t >= *life->deletion && marks_termination(e)) {
+      terminations_.try_emplace(termination_key(e.router, e.pod), e.t);
+    }
+  }
+}
+
+std::string Facts::termination_key(std::string_view router, std::string_view pod) {
+  std::string key;
+  key.reserve(router.size() + pod.size() + 1);
+  key.append(router).push_back('\0');
+  key.append(pod);
+  return key;
 }
 
 const PodLife* Facts::pod(std::string_view name) const {
@@ -135,16 +151,11 @@ const PodLife* Facts::pod(std::string_view name) const {
 
 std::optional<Micros> Facts::termination_applied(std::string_view router,
                                                  std::string_view pod_name) const {
-  const PodLife* life = pod(pod_name);
-  if (!life || !life->deletion) {
+  auto it = terminations_.find(termination_key(router, pod_name));
+  if (it == terminations_.end()) {
     return std::nullopt;
   }
-  for (const Event& e : applies_) {
-    if (e.router == router && e.pod == pod_name && e.t >= *life->deletion && marks_termination(e)) {
-      return e.t;
-    }
-  }
-  return std::nullopt;
+  return it->second;
 }
 
 std::optional<Micros> Facts::applied_for(std::string_view router, std::string_view pod_name) const {

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "diagnose/diagnose.h"
@@ -58,6 +59,8 @@ private:
   std::vector<record::Event> refusals_;  // router_refused, in time order
   std::vector<std::string> routers_;
   std::optional<Micros> rollout_started_, rollout_finished_;
+  static std::string termination_key(std::string_view router, std::string_view pod);
+  std::unordered_map<std::string, Micros> terminations_;  // termination_key -> first apply
 };
 
 // "4.31 s": how every time in a diagnosis reads (seconds since the run's start).
