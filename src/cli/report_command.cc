@@ -31,8 +31,9 @@ struct Flags {
 };
 
 constexpr const char* kFooter = R"(
-Reads RUN_DIR/events.ndjson, RUN_DIR/requests.ndjson and RUN_DIR/run.json (written by
-'zerodrop lab'), names the hole behind every failed request, writes report.json and report.html
+Reads RUN_DIR/events.ndjson, RUN_DIR/requests.ndjson (or buckets.ndjson) and RUN_DIR/run.json
+(written by 'zerodrop lab' or 'zerodrop sim --out'), names the hole behind every failed request,
+writes report.json and report.html
 (into --out, default RUN_DIR) and prints the diagnosis: failures per hole with their evidence,
 the fixes with numbers computed from the run, and a per-second timeline.
 
@@ -45,7 +46,9 @@ Exit codes: 0 no request failed, 1 requests failed, 2 usage or input error.
 See docs/report.md and docs/report-json.md.)";
 
 void add_flags(CLI::App& app, Flags& f) {
-  app.add_option("RUN_DIR", f.dir, "run folder of a past 'zerodrop lab' run")->required();
+  app.add_option("RUN_DIR", f.dir,
+                 "run folder of a past 'zerodrop lab' or 'zerodrop sim --out' run")
+      ->required();
   app.add_option("--out", f.out, "write report.json and report.html here (default RUN_DIR)");
   app.add_option("--k8s-version", f.k8s_version,
                  "Kubernetes version the fixes target; below 1.30 preStop is an exec hook")

@@ -1,5 +1,6 @@
 #include "record/run_record.h"
 
+#include <algorithm>
 #include <array>
 #include <fstream>
 #include <ostream>
@@ -15,10 +16,25 @@ namespace {
 using nlohmann::json;
 
 constexpr std::array<std::string_view, 19> kEventNames = {
-    "pod_created",    "pod_started",      "pod_ready",        "pod_unready",     "probe_failed",
-    "liveness_restart", "deletion_started", "prestop_started", "prestop_finished", "prestop_failed",
-    "signal_sent",    "pod_exited",       "endpoint_changed", "router_applied",  "router_refused",
-    "rollout_started", "rollout_step",    "rollout_finished", "note",
+    "pod_created",
+    "pod_started",
+    "pod_ready",
+    "pod_unready",
+    "probe_failed",
+    "liveness_restart",
+    "deletion_started",
+    "prestop_started",
+    "prestop_finished",
+    "prestop_failed",
+    "signal_sent",
+    "pod_exited",
+    "endpoint_changed",
+    "router_applied",
+    "router_refused",
+    "rollout_started",
+    "rollout_step",
+    "rollout_finished",
+    "note",
 };
 static_assert(kEventNames.size() == static_cast<size_t>(EventKind::note) + 1);
 
@@ -108,9 +124,47 @@ RequestRecord request_from_json(const json& j) {
   return r;
 }
 
+// Counts by name ({"refused": 3}) into an array indexed like `names`; unknown names are errors.
+template <size_t N>
+void counts_from_json(const json& j, const char* field,
+                      const std::array<std::string_view, N>& names, std::array<uint64_t, N>& out) {
+  auto it = j.find(field);
+  if (it == j.end()) {
+    return;
+  }
+  for (const auto& [name, count] : it->items()) {
+    auto known = std::find(names.begin(), names.end(), name);
+    if (known == names.end()) {
+      throw Error(fmt::format("{}: unknown name '{}'", field, name));
+    }
+    out[static_cast<size_t>(known - names.begin())] = count.template get<uint64_t>();
+  }
+}
+
+TimeBucket bucket_from_json(const json& j) {
+  TimeBucket b;
+  b.start = Micros(j.at("start_us").get<int64_t>());
+  b.width = Micros(j.at("width_us").get<int64_t>());
+  b.requests = j.at("requests").get<uint64_t>();
+  counts_from_json(j, "outcomes", kOutcomeNames, b.outcomes);
+  counts_from_json(j, "failures_by_hole", kHoleIds, b.failures_by_hole);
+  // The writer leaves "ok" out: it is what the other outcomes leave of the requests.
+  uint64_t failed = 0;
+  for (size_t o = 1; o < kOutcomeCount; ++o) {
+    failed += b.outcomes[o];
+  }
+  if (failed > b.requests) {
+    throw Error(fmt::format("{} failed outcomes in a bucket of {} requests", failed, b.requests));
+  }
+  b.outcomes[0] = b.requests - failed;
+  return b;
+}
+
 }  // namespace
 
-std::string_view to_string(EventKind kind) { return kEventNames[static_cast<size_t>(kind)]; }
+std::string_view to_string(EventKind kind) {
+  return kEventNames[static_cast<size_t>(kind)];
+}
 
 std::optional<EventKind> event_kind_from_string(std::string_view name) {
   for (size_t i = 0; i < kEventNames.size(); ++i) {
@@ -164,6 +218,25 @@ void write_ndjson(std::ostream& out, const RequestRecord& r) {
     j["error"] = r.error;
   }
   out << j.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
+}
+
+void write_ndjson(std::ostream& out, const TimeBucket& b) {
+  json j = {{"start_us", b.start.count()}, {"width_us", b.width.count()}, {"requests", b.requests}};
+  for (size_t o = 1; o < kOutcomeCount; ++o) {
+    if (b.outcomes[o]) {
+      j["outcomes"][std::string(kOutcomeNames[o])] = b.outcomes[o];
+    }
+  }
+  for (size_t h = 0; h < kHoleCount; ++h) {
+    if (b.failures_by_hole[h]) {
+      j["failures_by_hole"][std::string(kHoleIds[h])] = b.failures_by_hole[h];
+    }
+  }
+  out << j.dump() << '\n';
+}
+
+std::vector<TimeBucket> read_buckets(const std::string& path) {
+  return read_lines(path, bucket_from_json);
 }
 
 std::vector<Event> read_events(const std::string& path) {

@@ -106,7 +106,9 @@ struct RunRecord {
 // NDJSON: one object per line. Writers flush nothing; readers throw Error with file and line.
 void write_ndjson(std::ostream& out, const Event& event);
 void write_ndjson(std::ostream& out, const RequestRecord& request);
+void write_ndjson(std::ostream& out, const TimeBucket& bucket);
 std::vector<Event> read_events(const std::string& path);
 std::vector<RequestRecord> read_requests(const std::string& path);
+std::vector<TimeBucket> read_buckets(const std::string& path);
 
 }  // namespace zerodrop::record

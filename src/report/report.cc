@@ -80,6 +80,7 @@ record::RunRecord read_run(const std::string& dir) {
   }
   std::string events = dir + "/events.ndjson";
   std::string requests = dir + "/requests.ndjson";
+  std::string buckets = dir + "/buckets.ndjson";  // the simulator's traffic, per time bucket
   if (!fs::exists(events) && !fs::exists(requests)) {
     throw Error(fmt::format("{}: not a run folder (no events.ndjson or requests.ndjson)", dir));
   }
@@ -90,6 +91,9 @@ record::RunRecord read_run(const std::string& dir) {
   }
   if (fs::exists(requests)) {
     run.requests = record::read_requests(requests);
+  }
+  if (fs::exists(buckets)) {
+    run.buckets = record::read_buckets(buckets);
   }
   read_run_json(dir + "/run.json", run);
   return run;

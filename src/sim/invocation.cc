@@ -93,19 +93,7 @@ void write_buckets(const std::string& path, const record::RunRecord& run) {
     throw Error(fmt::format("cannot write {}", path));
   }
   for (const record::TimeBucket& b : run.buckets) {
-    json j = {
-        {"start_us", b.start.count()}, {"width_us", b.width.count()}, {"requests", b.requests}};
-    for (size_t o = 1; o < record::kOutcomeCount; ++o) {
-      if (b.outcomes[o]) {
-        j["outcomes"][std::string(record::kOutcomeNames[o])] = b.outcomes[o];
-      }
-    }
-    for (size_t h = 0; h < record::kHoleCount; ++h) {
-      if (b.failures_by_hole[h]) {
-        j["failures_by_hole"][std::string(record::kHoleIds[h])] = b.failures_by_hole[h];
-      }
-    }
-    out << j.dump() << '\n';
+    record::write_ndjson(out, b);
   }
 }
 

@@ -87,5 +87,40 @@ TEST(RunRecord, BadLineNamesFileAndLine) {
   std::remove(path.c_str());
 }
 
+TEST(RunRecord, BucketsRoundTripWithOkDerivedFromTheOthers) {
+  TimeBucket b;
+  b.start = Micros(2'000'000);
+  b.width = Micros(1'000'000);
+  b.requests = 200;
+  b.outcomes[static_cast<size_t>(Outcome::connect_refused)] = 7;
+  b.outcomes[static_cast<size_t>(Outcome::reset_before_response)] = 3;
+  b.outcomes[static_cast<size_t>(Outcome::ok)] = 190;
+  b.failures_by_hole[static_cast<size_t>(Hole::deregistration_race)] = 10;
+  std::string path = ::testing::TempDir() + "/rr_buckets.ndjson";
+  {
+    std::ofstream out(path);
+    write_ndjson(out, b);
+    write_ndjson(out, TimeBucket{Micros(3'000'000), Micros(1'000'000), 0, {}, {}});
+  }
+  std::vector<TimeBucket> back = read_buckets(path);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].start, b.start);
+  EXPECT_EQ(back[0].width, b.width);
+  EXPECT_EQ(back[0].requests, 200u);
+  EXPECT_EQ(back[0].outcomes, b.outcomes);
+  EXPECT_EQ(back[0].failures_by_hole, b.failures_by_hole);
+  EXPECT_EQ(back[1].requests, 0u);
+
+  // More failures than requests, or an unknown outcome: an error naming the line.
+  {
+    std::ofstream out(path);
+    out << R"({"start_us":0,"width_us":1000000,"requests":1,"outcomes":{"connect_refused":2}})"
+        << '\n'
+        << R"({"start_us":0,"width_us":1000000,"requests":1,"outcomes":{"teleported":1}})" << '\n';
+  }
+  EXPECT_THROW(read_buckets(path), Error);
+  std::remove(path.c_str());
+}
+
 }  // namespace
 }  // namespace zerodrop::record
