@@ -33,9 +33,9 @@ struct Flags {
 constexpr const char* kFooter = R"(
 Reads RUN_DIR/events.ndjson, RUN_DIR/requests.ndjson (or buckets.ndjson) and RUN_DIR/run.json
 (written by 'zerodrop lab' or 'zerodrop sim --out'), names the hole behind every failed request,
-writes report.json and report.html
-(into --out, default RUN_DIR) and prints the diagnosis: failures per hole with their evidence,
-the fixes with numbers computed from the run, and a per-second timeline.
+writes report.json and report.html (into --out, default RUN_DIR) and prints the diagnosis:
+failures per hole with their evidence, the fixes with numbers computed from the run, and a
+per-second timeline.
 
 Examples:
   zerodrop report /tmp/zerodrop-lab.x1Yz
