@@ -102,17 +102,9 @@ private:
 };
 
 // Streamed one finding at a time: a tree of every finding costs more than the audit itself.
-class JsonSink : public Sink {
+class JsonSink : public FindingSink {
 public:
   explicit JsonSink(std::ostream& out) : out_(out) {}
-
-  void problem(const Finding& f) override { write(f); }
-
-  void workload(const AuditedWorkload& w) override {
-    for (const Finding& f : w.findings) {
-      write(f);
-    }
-  }
 
   void finish(const Summary& s) override {
     if (first_) {
@@ -128,7 +120,7 @@ public:
   }
 
 private:
-  void write(const Finding& f) {
+  void finding(const Finding& f) override {
     out_ << (first_ ? "{\n  \"version\": 1,\n  \"findings\": [\n    " : ",\n    ")
          << json_finding(f).dump();
     first_ = false;
@@ -138,22 +130,14 @@ private:
   bool first_ = true;
 };
 
-class GithubSink : public Sink {
+class GithubSink : public FindingSink {
 public:
   explicit GithubSink(std::ostream& out) : out_(out) {}
-
-  void problem(const Finding& f) override { write(f); }
-
-  void workload(const AuditedWorkload& w) override {
-    for (const Finding& f : w.findings) {
-      write(f);
-    }
-  }
 
   void finish(const Summary& summary) override { out_ << summary_line(summary) << '\n'; }
 
 private:
-  void write(const Finding& f) {
+  void finding(const Finding& f) override {
     std::string_view command = f.severity == Severity::error     ? "error"
                                : f.severity == Severity::warning ? "warning"
                                                                  : "notice";

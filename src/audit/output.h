@@ -10,6 +10,21 @@
 
 namespace zerodrop::audit {
 
+// A sink that renders findings one by one, whether from unreadable input or from a workload.
+class FindingSink : public Sink {
+public:
+  void problem(const Finding& f) override { finding(f); }
+
+  void workload(const AuditedWorkload& w) override {
+    for (const Finding& f : w.findings) {
+      finding(f);
+    }
+  }
+
+protected:
+  virtual void finding(const Finding& f) = 0;
+};
+
 // The sink `zerodrop audit` writes through: --fix patches to `out` and the summary to `err`, or
 // findings in options.format to `out`.
 std::unique_ptr<Sink> make_sink(const Options& options, std::ostream& out, std::ostream& err);

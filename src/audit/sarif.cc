@@ -95,17 +95,9 @@ json sarif_result(const Finding& f) {
 }
 
 // The document is written around the results, which are streamed one at a time.
-class SarifSink : public Sink {
+class SarifSink : public FindingSink {
 public:
   explicit SarifSink(std::ostream& out) : out_(out) {}
-
-  void problem(const Finding& f) override { write(f); }
-
-  void workload(const AuditedWorkload& w) override {
-    for (const Finding& f : w.findings) {
-      write(f);
-    }
-  }
 
   void finish(const Summary&) override {
     if (first_) {
@@ -128,7 +120,7 @@ private:
         tool);
   }
 
-  void write(const Finding& f) {
+  void finding(const Finding& f) override {
     if (first_) {
       out_ << head() << "[";
     }
