@@ -4,6 +4,7 @@
 #include "naive/example_server.h"
 
 int main(int argc, char** argv) {
-  return zerodrop::examples::server_main(argc, argv,
-                                         zerodrop::examples::OnSigterm::close_and_drain);
+  zerodrop::examples::ServerOptions o;
+  o.on_sigterm = zerodrop::examples::OnSigterm::drain;
+  return zerodrop::examples::server_main(argc, argv, o);
 }

@@ -2,11 +2,11 @@
 // then exits without ever answering `Connection: close`. Clients holding keep-alive connections
 // through routers that already dropped the pod keep sending on them until they break:
 // keepalive-stale.
-#include "linger/fault_server.h"
+#include "naive/example_server.h"
 
 int main(int argc, char** argv) {
-  zerodrop::examples::MisbehaviourOptions defaults;
-  defaults.on_term = zerodrop::examples::OnTerm::linger;
-  defaults.linger = std::chrono::seconds(3);
-  return zerodrop::examples::misbehaving_main(argc, argv, defaults);
+  zerodrop::examples::ServerOptions o;
+  o.on_sigterm = zerodrop::examples::OnSigterm::linger;
+  o.linger = std::chrono::seconds(3);
+  return zerodrop::examples::server_main(argc, argv, o);
 }

@@ -1,5 +1,6 @@
 #include "naive/example_server.h"
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -22,10 +23,11 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
 
 class Server;
 
-// One client connection: reads requests one after another and answers each.
+// One client connection: HTTP/1.1 requests one after another, keep-alive.
 class Session : public std::enable_shared_from_this<Session> {
 public:
   Session(tcp::socket socket, Server& server);
@@ -40,7 +42,6 @@ private:
   void read();
   void on_read(beast::error_code ec);
   void respond();
-  void on_write(beast::error_code ec, bool keep_alive);
 
   tcp::socket socket_;
   Server& server_;
@@ -54,7 +55,12 @@ private:
 class Server {
 public:
   Server(asio::io_context& io, const ServerOptions& options)
-      : io_(io), options_(options), acceptor_(io), signals_(io) {}
+      : io_(io),
+        options_(options),
+        acceptor_(io),
+        signals_(io),
+        linger_timer_(io),
+        started_(Clock::now()) {}
 
   void listen() {
     beast::error_code ec;
@@ -71,12 +77,12 @@ public:
           fmt::format("cannot listen on {}:{}: {}", options_.host, options_.port, ec.message()));
     }
     acceptor_.listen(asio::socket_base::max_listen_connections);
-    if (options_.on_sigterm == OnSigterm::close_and_drain) {
+    if (options_.on_sigterm != OnSigterm::exit_now) {  // else the default disposition kills it
       signals_.add(SIGTERM);
       signals_.add(SIGINT);
       signals_.async_wait([this](beast::error_code e, int) {
         if (!e) {
-          drain();
+          on_sigterm();
         }
       });
     }
@@ -87,38 +93,48 @@ public:
 
   bool draining() const { return draining_; }
 
+  bool warming() const { return Clock::now() - started_ < options_.warmup; }
+
   void add(Session* s) { sessions_.insert(s); }
 
   void remove(Session* s) {
     sessions_.erase(s);
-    finish_if_drained();
+    if (draining_ && sessions_.empty()) {
+      io_.stop();
+    }
   }
 
 private:
   void accept() {
     acceptor_.async_accept([this](beast::error_code ec, tcp::socket socket) {
       if (ec) {
-        return;  // closed by drain(), or out of descriptors: stop accepting
+        return;  // closed at SIGTERM, or out of descriptors: stop accepting
       }
       std::make_shared<Session>(std::move(socket), *this)->start();
       accept();
     });
   }
 
-  // The textbook handler: stop accepting, close idle connections, finish the rest, exit.
-  void drain() {
-    std::fprintf(stderr, "%s: SIGTERM: closing the listener and draining %zu connections\n",
+  void on_sigterm() {
+    if (options_.on_sigterm == OnSigterm::linger) {
+      // Keeps serving, then stops the loop: the process exits with its keep-alive connections
+      // open, never having told a client to close them.
+      std::fprintf(stderr, "%s: SIGTERM: serving %s more, then exiting\n",
+                   options_.pod_name.c_str(), format_duration(options_.linger).c_str());
+      linger_timer_.expires_after(options_.linger);
+      linger_timer_.async_wait([this](beast::error_code) { io_.stop(); });
+      return;
+    }
+    // The textbook handler: stop accepting, close idle connections, finish the rest, exit.
+    std::fprintf(stderr, "%s: SIGTERM: closing the listener, draining %zu connections\n",
                  options_.pod_name.c_str(), sessions_.size());
     draining_ = true;
     acceptor_.close();
-    for (Session* s : sessions_) {
+    std::vector<Session*> sessions(sessions_.begin(), sessions_.end());
+    for (Session* s : sessions) {
       s->close_if_idle();
     }
-    finish_if_drained();
-  }
-
-  void finish_if_drained() {
-    if (draining_ && sessions_.empty()) {
+    if (sessions_.empty()) {
       io_.stop();
     }
   }
@@ -127,6 +143,8 @@ private:
   const ServerOptions& options_;
   tcp::acceptor acceptor_;
   asio::signal_set signals_;
+  asio::steady_timer linger_timer_;
+  Clock::time_point started_;
   std::unordered_set<Session*> sessions_;
   bool draining_ = false;
 };
@@ -156,11 +174,10 @@ void Session::read() {
 
 void Session::on_read(beast::error_code ec) {
   if (ec) {
-    return;  // peer closed, reset, or closed by drain(): the session ends
+    return;  // peer closed or reset, or closed while draining: the session ends
   }
   busy_ = true;
-  bool slow = request_.target() == "/" && server_.options().delay.count() > 0;
-  if (!slow) {
+  if (request_.target() != "/" || server_.options().delay.count() == 0) {
     respond();
     return;
   }
@@ -172,27 +189,27 @@ void Session::respond() {
   std::string_view path = request_.target();
   path = path.substr(0, path.find('?'));
   bool known = path == "/" || path == "/readyz" || path == "/healthz";
-  response_ = {known ? http::status::ok : http::status::not_found, request_.version()};
+  bool unavailable = known && path != "/healthz" && server_.warming();
+  http::status status = !known        ? http::status::not_found
+                        : unavailable ? http::status::service_unavailable
+                                      : http::status::ok;
+  response_ = {status, request_.version()};
   response_.set(http::field::content_type, "text/plain");
   response_.set("X-Pod-Name", server_.options().pod_name);
-  response_.body() = known ? "ok\n" : "not found\n";
+  response_.body() = !known ? "not found\n" : unavailable ? "warming up\n" : "ok\n";
   bool keep_alive = request_.keep_alive() && !server_.draining();
   response_.keep_alive(keep_alive);
   response_.prepare_payload();
   http::async_write(socket_, response_,
                     [self = shared_from_this(), keep_alive](beast::error_code e, size_t) {
-                      self->on_write(e, keep_alive);
+                      self->busy_ = false;
+                      if (e || !keep_alive || self->server_.draining()) {
+                        beast::error_code ignored;
+                        self->socket_.shutdown(tcp::socket::shutdown_send, ignored);
+                        return;
+                      }
+                      self->read();
                     });
-}
-
-void Session::on_write(beast::error_code ec, bool keep_alive) {
-  busy_ = false;
-  if (ec || !keep_alive || server_.draining()) {
-    beast::error_code ignored;
-    socket_.shutdown(tcp::socket::shutdown_send, ignored);
-    return;
-  }
-  read();
 }
 
 const char* env_or(const char* name, const char* fallback) {
@@ -202,16 +219,15 @@ const char* env_or(const char* name, const char* fallback) {
 
 }  // namespace
 
-ServerOptions parse_server_options(int argc, char** argv, OnSigterm on_sigterm) {
-  ServerOptions o;
-  o.on_sigterm = on_sigterm;
-  o.host = env_or("POD_IP", "127.0.0.1");
+ServerOptions parse_server_options(int argc, char** argv, ServerOptions o) {
+  constexpr const char* kFlags = "flags: --host H --port P --delay D --linger D --warmup D";
+  o.host = env_or("POD_IP", o.host.c_str());
   o.port = static_cast<uint16_t>(parse_integer(env_or("PORT", "8080"), "PORT", 0, 65535));
-  o.pod_name = env_or("POD_NAME", "local");
+  o.pod_name = env_or("POD_NAME", o.pod_name.c_str());
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
     if (i + 1 >= argc) {
-      throw Error(fmt::format("{}: expected a value (flags: --host H --port P --delay D)", flag));
+      throw Error(fmt::format("{}: expected a value ({})", flag, kFlags));
     }
     std::string value = argv[++i];
     if (flag == "--host") {
@@ -220,8 +236,12 @@ ServerOptions parse_server_options(int argc, char** argv, OnSigterm on_sigterm) 
       o.port = static_cast<uint16_t>(parse_integer(value, "--port", 0, 65535));
     } else if (flag == "--delay") {
       o.delay = parse_duration(value, "--delay");
+    } else if (flag == "--linger") {
+      o.linger = parse_duration(value, "--linger");
+    } else if (flag == "--warmup") {
+      o.warmup = parse_duration(value, "--warmup");
     } else {
-      throw Error(fmt::format("unknown flag '{}' (flags: --host H --port P --delay D)", flag));
+      throw Error(fmt::format("unknown flag '{}' ({})", flag, kFlags));
     }
   }
   return o;
@@ -235,9 +255,9 @@ int run_server(const ServerOptions& options) {
   return 0;
 }
 
-int server_main(int argc, char** argv, OnSigterm on_sigterm) {
+int server_main(int argc, char** argv, const ServerOptions& defaults) {
   try {
-    return run_server(parse_server_options(argc, argv, on_sigterm));
+    return run_server(parse_server_options(argc, argv, defaults));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: error: %s\n", argv[0], e.what());
     return 2;

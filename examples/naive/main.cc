@@ -3,5 +3,7 @@
 #include "naive/example_server.h"
 
 int main(int argc, char** argv) {
-  return zerodrop::examples::server_main(argc, argv, zerodrop::examples::OnSigterm::exit_now);
+  zerodrop::examples::ServerOptions o;
+  o.on_sigterm = zerodrop::examples::OnSigterm::exit_now;
+  return zerodrop::examples::server_main(argc, argv, o);
 }

@@ -2,11 +2,11 @@
 // (default 3s). A tcpSocket readiness probe passes at once and routes traffic to it too early
 // (readiness-lies); an httpGet probe on /readyz keeps it out until it can serve. At SIGTERM it
 // drains like close-listener.
-#include "linger/fault_server.h"
+#include "naive/example_server.h"
 
 int main(int argc, char** argv) {
-  zerodrop::examples::MisbehaviourOptions defaults;
-  defaults.on_term = zerodrop::examples::OnTerm::drain;
-  defaults.warmup = std::chrono::seconds(3);
-  return zerodrop::examples::misbehaving_main(argc, argv, defaults);
+  zerodrop::examples::ServerOptions o;
+  o.on_sigterm = zerodrop::examples::OnSigterm::drain;
+  o.warmup = std::chrono::seconds(3);
+  return zerodrop::examples::server_main(argc, argv, o);
 }
