@@ -11,7 +11,6 @@ for tool in nginx haproxy wrk; do
   command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] \
     || { echo "lab_overhead: skipped: '$tool' is missing (scripts/setup.sh bench installs it)"; exit 0; }
 done
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 HAPROXY=$(command -v haproxy || echo /usr/sbin/haproxy)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/zerodrop-bench.XXXXXX")
 pids=()
@@ -25,19 +24,10 @@ wait_port() {
 }
 
 # The backend: nginx, one worker, a tiny fixed answer.
-backend=$(free_port)
-mkdir -p "$WORK/nginx"
-cat >"$WORK/nginx.conf" <<CONF
-daemon off; worker_processes 1; pid $WORK/nginx.pid; error_log $WORK/nginx/error.log;
-events { worker_connections 4096; }
-http {
-  access_log off; keepalive_requests 1000000;
-  client_body_temp_path $WORK/nginx; proxy_temp_path $WORK/nginx; fastcgi_temp_path $WORK/nginx;
-  uwsgi_temp_path $WORK/nginx; scgi_temp_path $WORK/nginx;
-  server { listen 127.0.0.1:$backend; location / { return 200 "ok\n"; } }
-}
-CONF
-"$NGINX" -c "$WORK/nginx.conf" -e "$WORK/nginx/error.log" & pids+=($!)
+source "$(dirname "$0")/lib/nginx.bash"
+start_nginx "$WORK/nginx"
+pids+=("$NGINX_PID")
+backend=$NGINX_PORT
 
 # HAProxy in both roles, one thread.
 hl4=$(free_port); hl7=$(free_port)

@@ -13,43 +13,16 @@ for tool in nginx python3 curl /usr/bin/time; do
 done
 [ -x "$zerodrop" ] || { echo "load_memory: no zerodrop binary at $zerodrop" >&2; exit 2; }
 
+source "$(dirname "$0")/lib/nginx.bash"
 work=$(mktemp -d "${TMPDIR:-/tmp}/zerodrop-bench.XXXXXX")
-nginx_pid=
+NGINX_PID=
 cleanup() {
-  [ -n "$nginx_pid" ] && kill "$nginx_pid" 2>/dev/null && wait "$nginx_pid" 2>/dev/null
+  [ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null && wait "$NGINX_PID" 2>/dev/null
   rm -rf "$work"
 }
 trap cleanup EXIT
-
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat >"$work/nginx.conf" <<CONF
-daemon off;
-master_process off;
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $work/body;
-  proxy_temp_path $work/proxy;
-  fastcgi_temp_path $work/fastcgi;
-  uwsgi_temp_path $work/uwsgi;
-  scgi_temp_path $work/scgi;
-  keepalive_requests 100000000;
-  server {
-    listen 127.0.0.1:$port;
-    location / { return 200 "ok"; }
-  }
-}
-CONF
-nginx -p "$work" -c "$work/nginx.conf" -e "$work/error.log" &
-nginx_pid=$!
-url="http://127.0.0.1:$port/"
-for _ in $(seq 100); do
-  curl -fsS -o /dev/null "$url" 2>/dev/null && break
-  sleep 0.05
-done
+start_nginx "$work/nginx"
+url=$NGINX_URL
 
 # peak_rss N [FLAGS...]: runs N requests, prints the peak resident set size in KiB.
 peak_rss() {

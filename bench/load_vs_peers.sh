@@ -15,49 +15,20 @@ for tool in nginx wrk hey python3; do
 done
 [ -x "$zerodrop" ] || { echo "load_vs_peers: no zerodrop binary at $zerodrop" >&2; exit 2; }
 
+source "$(dirname "$0")/lib/nginx.bash"
 work=$(mktemp -d "${TMPDIR:-/tmp}/zerodrop-bench.XXXXXX")
-nginx_pid=
+NGINX_PID=
 cleanup() {
-  [ -n "$nginx_pid" ] && kill "$nginx_pid" 2>/dev/null && wait "$nginx_pid" 2>/dev/null
+  [ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null && wait "$NGINX_PID" 2>/dev/null
   rm -rf "$work"
 }
 trap cleanup EXIT
-
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat >"$work/nginx.conf" <<CONF
-daemon off;
-master_process off;
-worker_processes 1;
-pid $work/nginx.pid;
-error_log $work/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $work/body;
-  proxy_temp_path $work/proxy;
-  fastcgi_temp_path $work/fastcgi;
-  uwsgi_temp_path $work/uwsgi;
-  scgi_temp_path $work/scgi;
-  keepalive_requests 100000000;
-  keepalive_timeout 60s;
-  server {
-    listen 127.0.0.1:$port;
-    location / { return 200 "ok"; }
-  }
-}
-CONF
 server_cpu=() client_cpu=()
 if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
   server_cpu=(taskset -c 0) client_cpu=(taskset -c 1)
 fi
-"${server_cpu[@]}" nginx -p "$work" -c "$work/nginx.conf" -e "$work/error.log" &
-nginx_pid=$!
-url="http://127.0.0.1:$port/"
-for _ in $(seq 100); do
-  curl -fsS -o /dev/null "$url" 2>/dev/null && break
-  sleep 0.05
-done
-curl -fsS -o /dev/null "$url" || { cat "$work/error.log" >&2; echo "load_vs_peers: nginx did not start" >&2; exit 1; }
+start_nginx "$work/nginx" "${server_cpu[@]}"
+url=$NGINX_URL
 
 run_wrk() {
   "${client_cpu[@]}" wrk -t1 -c"$connections" -d"${duration}s" "$url" | awk '/^Requests\/sec/ {print $2}'

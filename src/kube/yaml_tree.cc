@@ -2,6 +2,7 @@
 
 #include <yaml.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -129,6 +130,9 @@ void YamlDocument::parse(std::string_view text) {
       case YAML_MAPPING_END_EVENT: {
         YamlNode* n = stack.back();
         n->items.assign(children[stack.size() - 1].begin(), children[stack.size() - 1].end());
+        if (n->is_map()) {
+          check_unique_keys(*n);
+        }
         stack.pop_back();
         if (!stack_anchors.back().empty()) {
           anchors[stack_anchors.back()] = n;
@@ -148,6 +152,40 @@ void YamlDocument::parse(std::string_view text) {
       }
       default:
         break;
+    }
+  }
+}
+
+void check_unique_keys(const YamlNode& map) {
+  // YAML forbids a key twice in one mapping, and kubectl rejects it ("mapping key already
+  // defined"); reading either value silently would audit something kubectl never applies. The
+  // merge key "<<" may repeat. Mappings are small: pairwise up to 32 keys, sorted beyond.
+  std::vector<const YamlNode*> keys;
+  for (size_t i = 0; i < map.items.size(); i += 2) {
+    const YamlNode* k = map.items[i];
+    if (k->is_scalar() && !(k->plain && k->scalar == "<<")) {
+      keys.push_back(k);
+    }
+  }
+  auto duplicate = [](const YamlNode* k) {
+    return YamlError{k->line, k->column,
+                     "duplicate key '" + k->scalar + "' in one mapping (kubectl rejects it)"};
+  };
+  if (keys.size() <= 32) {
+    for (size_t i = 1; i < keys.size(); ++i) {
+      for (size_t j = 0; j < i; ++j) {
+        if (keys[i]->scalar == keys[j]->scalar) {
+          throw duplicate(keys[i]);
+        }
+      }
+    }
+    return;
+  }
+  std::stable_sort(keys.begin(), keys.end(),
+                   [](const YamlNode* a, const YamlNode* b) { return a->scalar < b->scalar; });
+  for (size_t i = 1; i < keys.size(); ++i) {
+    if (keys[i]->scalar == keys[i - 1]->scalar) {
+      throw duplicate(keys[i]);
     }
   }
 }

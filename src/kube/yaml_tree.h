@@ -59,4 +59,7 @@ private:
   const YamlNode* root_ = nullptr;
 };
 
+// Throws YamlError at the second occurrence of a key in `map` (the merge key "<<" excepted).
+void check_unique_keys(const YamlNode& map);
+
 }  // namespace zerodrop::kube::detail

@@ -62,6 +62,35 @@ spec: {selector: {app: web}, ports: [{port: 80}]}
   EXPECT_EQ(load_text(kText, "f.yaml").problems.size(), 1u);
 }
 
+TEST(Loader, DuplicateKeyIsAProblemAtItsSecondOccurrence) {
+  // Two manifests concatenated without "---" make one mapping with every key twice.
+  Loaded loaded = load_text(
+      "apiVersion: v1\nkind: Service\nmetadata: {name: a}\napiVersion: v1\nkind: ConfigMap\n",
+      "cat.yaml");
+  ASSERT_EQ(loaded.problems.size(), 1u);
+  EXPECT_EQ(loaded.problems[0].mark.line, 4);
+  EXPECT_NE(loaded.problems[0].message.find("duplicate key 'apiVersion'"), std::string::npos)
+      << loaded.problems[0].message;
+  EXPECT_TRUE(loaded.objects.empty());
+
+  // Deep inside, and in a mapping too large for the pairwise check.
+  std::string big = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\ndata:\n";
+  for (int i = 0; i < 40; ++i) {
+    big += "  k" + std::to_string(i) + ": v\n";
+  }
+  big += "  k7: again\n";
+  loaded = load_text(big, "big.yaml");
+  ASSERT_EQ(loaded.problems.size(), 1u);
+  EXPECT_EQ(loaded.problems[0].mark.line, 45);
+
+  // The same key in two mappings, and a repeated merge key, are fine.
+  loaded = load_text(
+      "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, labels: {name: c}}\n"
+      "data:\n  <<: {a: '1'}\n  <<: {b: '2'}\n",
+      "ok.yaml");
+  EXPECT_TRUE(loaded.problems.empty()) << loaded.problems[0].str();
+}
+
 TEST(Loader, InvalidYamlIsAProblemWithItsLine) {
   Loaded loaded = load_text("apiVersion: v1\nkind: Pod\n---\na: [1, 2\nb: c\n", "broken.yaml");
   ASSERT_EQ(loaded.problems.size(), 1u);
