@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <fstream>
+#include <limits>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -69,9 +70,46 @@ auto read_lines(const std::string& path, Parse parse) {
   return items;
 }
 
+// A whole number in T's range. JSON floats (1e308), numbers beyond 64 bits and other types are
+// errors: converting them would be undefined behaviour or a silent wrap.
+template <typename T>
+T whole(const json& v, std::string_view field) {
+  bool fits = false;
+  if (v.is_number_unsigned()) {
+    fits = v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max());
+  } else if (v.is_number_integer()) {
+    int64_t x = v.get<int64_t>();
+    fits = std::numeric_limits<T>::is_signed
+               ? x >= static_cast<int64_t>(std::numeric_limits<T>::min())
+                     && static_cast<uint64_t>(std::max<int64_t>(x, 0))
+                            <= static_cast<uint64_t>(std::numeric_limits<T>::max())
+               : x >= 0
+                     && static_cast<uint64_t>(x)
+                            <= static_cast<uint64_t>(std::numeric_limits<T>::max());
+  }
+  if (!fits) {
+    throw Error(fmt::format("{}: expected a whole number from {} to {}, got {}", field,
+                            std::numeric_limits<T>::min(), std::numeric_limits<T>::max(),
+                            v.dump()));
+  }
+  return v.is_number_unsigned() ? static_cast<T>(v.get<uint64_t>())
+                                : static_cast<T>(v.get<int64_t>());
+}
+
+// whole<T>(j[key]), or `fallback` when the key is missing.
+template <typename T>
+T whole_or(const json& j, const char* key, T fallback) {
+  auto it = j.find(key);
+  return it == j.end() ? fallback : whole<T>(*it, key);
+}
+
+Micros time_of(const json& j, const char* key) {
+  return run_time(whole<int64_t>(j.at(key), key), key);
+}
+
 Event event_from_json(const json& j) {
   Event e;
-  e.t = Micros(j.at("t_us").get<int64_t>());
+  e.t = time_of(j, "t_us");
   auto kind = event_kind_from_string(j.at("kind").get<std::string>());
   if (!kind) {
     throw Error(fmt::format("unknown event kind '{}'", j.at("kind").get<std::string>()));
@@ -85,10 +123,10 @@ Event event_from_json(const json& j) {
                               c.at("terminating").get<bool>()};
   }
   if (j.contains("exit_code")) {
-    e.exit_code = j["exit_code"].get<int>();
+    e.exit_code = whole<int>(j["exit_code"], "exit_code");
   }
   if (j.contains("signal")) {
-    e.signal = j["signal"].get<int>();
+    e.signal = whole<int>(j["signal"], "signal");
   }
   e.detail = j.value("detail", "");
   return e;
@@ -98,26 +136,26 @@ std::optional<Micros> micros_or_null(const json& j, const char* key) {
   if (!j.contains(key) || j[key].is_null()) {
     return std::nullopt;
   }
-  return Micros(j[key].get<int64_t>());
+  return time_of(j, key);
 }
 
 RequestRecord request_from_json(const json& j) {
   RequestRecord r;
-  r.seq = j.at("seq").get<uint64_t>();
-  r.intended = Micros(j.at("intended_us").get<int64_t>());
+  r.seq = whole<uint64_t>(j.at("seq"), "seq");
+  r.intended = time_of(j, "intended_us");
   r.sent = micros_or_null(j, "sent_us");
   r.first_byte = micros_or_null(j, "first_byte_us");
-  r.done = Micros(j.at("done_us").get<int64_t>());
+  r.done = time_of(j, "done_us");
   auto outcome = outcome_from_string(j.at("class").get<std::string>());
   if (!outcome) {
     throw Error(fmt::format("unknown class '{}'", j.at("class").get<std::string>()));
   }
   r.outcome = *outcome;
   r.failed = j.value("failed", r.outcome != Outcome::ok);
-  r.status = j.value("status", 0);
+  r.status = whole_or<int>(j, "status", 0);
   r.connection = j.value("reused", false) ? Connection::reused : Connection::fresh;
-  r.target = j.value("target", 0u);
-  r.local_port = j.value("local_port", uint16_t{0});
+  r.target = whole_or<uint32_t>(j, "target", 0);
+  r.local_port = whole_or<uint16_t>(j, "local_port", 0);
   r.router = j.value("router", "");
   r.backend = j.value("backend", "");
   r.error = j.value("error", "");
@@ -137,15 +175,18 @@ void counts_from_json(const json& j, const char* field,
     if (known == names.end()) {
       throw Error(fmt::format("{}: unknown name '{}'", field, name));
     }
-    out[static_cast<size_t>(known - names.begin())] = count.template get<uint64_t>();
+    out[static_cast<size_t>(known - names.begin())] = whole<uint64_t>(count, field);
   }
 }
 
 TimeBucket bucket_from_json(const json& j) {
   TimeBucket b;
-  b.start = Micros(j.at("start_us").get<int64_t>());
-  b.width = Micros(j.at("width_us").get<int64_t>());
-  b.requests = j.at("requests").get<uint64_t>();
+  b.start = time_of(j, "start_us");
+  b.width = time_of(j, "width_us");
+  if (b.width <= Micros{0}) {
+    throw Error(fmt::format("width_us: must be more than 0, got {}", b.width.count()));
+  }
+  b.requests = whole<uint64_t>(j.at("requests"), "requests");
   counts_from_json(j, "outcomes", kOutcomeNames, b.outcomes);
   counts_from_json(j, "failures_by_hole", kHoleIds, b.failures_by_hole);
   // The writer leaves "ok" out: it is what the other outcomes leave of the requests.
@@ -161,6 +202,15 @@ TimeBucket bucket_from_json(const json& j) {
 }
 
 }  // namespace
+
+Micros run_time(int64_t us, std::string_view field) {
+  // No run of zerodrop is longer than a week (the simulator stops at 24 h of virtual time).
+  constexpr int64_t kMaxRunMicros = int64_t{7} * 24 * 3600 * 1'000'000;
+  if (us < -kMaxRunMicros || us > kMaxRunMicros) {
+    throw Error(fmt::format("{}: {} is more than a week from the run's start", field, us));
+  }
+  return Micros(us);
+}
 
 std::string_view to_string(EventKind kind) {
   return kEventNames[static_cast<size_t>(kind)];

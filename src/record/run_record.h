@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "record/hole.h"
@@ -37,9 +38,9 @@ enum class EventKind : uint8_t {
   router_applied,    // router applied the pod's endpoint change (conditions as applied)
   router_refused,    // the router's connection to the pod's backend was refused (l4/l7)
   rollout_started,
-  rollout_step,      // detail: what the rollout controller did
+  rollout_step,  // detail: what the rollout controller did
   rollout_finished,
-  note,              // anything else worth a line on the timeline (detail)
+  note,  // anything else worth a line on the timeline (detail)
 };
 
 std::string_view to_string(EventKind kind);
@@ -77,12 +78,12 @@ struct RequestRecord {
   bool failed = false;  // the outcome counts as a failure under the run's --ok-status
   int status = 0;       // HTTP status, 0 when none was received
   Connection connection = Connection::fresh;
-  uint32_t target = 0;  // index of the target (URL) it was sent to
+  uint32_t target = 0;      // index of the target (URL) it was sent to
   uint16_t local_port = 0;  // the client's source port: lets a proxy (the lab's l4 router) that
                             // saw the connection join its backend choice to this record
-  std::string router;   // the router (node) it went through, when known
-  std::string backend;  // the pod that answered or that the router chose, when known
-  std::string error;    // the system's words for a transport failure ("connection refused")
+  std::string router;       // the router (node) it went through, when known
+  std::string backend;      // the pod that answered or that the router chose, when known
+  std::string error;        // the system's words for a transport failure ("connection refused")
 };
 
 // Aggregated counts for engines that do not keep single records (the simulator).
@@ -95,7 +96,7 @@ struct TimeBucket {
 };
 
 struct RunRecord {
-  std::string engine;                          // "lab", "sim" or "verify"
+  std::string engine;                           // "lab", "sim" or "verify"
   std::map<std::string, std::string> scenario;  // flags and workload settings, for the report
   std::vector<Event> events;
   std::vector<RequestRecord> requests;
@@ -107,6 +108,11 @@ struct RunRecord {
 void write_ndjson(std::ostream& out, const Event& event);
 void write_ndjson(std::ostream& out, const RequestRecord& request);
 void write_ndjson(std::ostream& out, const TimeBucket& bucket);
+
+// A time read from a record, checked: microseconds within a week of the run's start, else Error
+// naming `field`. Keeps a corrupt or hostile file from making a reader allocate a timeline of
+// years.
+Micros run_time(int64_t us, std::string_view field);
 std::vector<Event> read_events(const std::string& path);
 std::vector<RequestRecord> read_requests(const std::string& path);
 std::vector<TimeBucket> read_buckets(const std::string& path);

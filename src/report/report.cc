@@ -39,7 +39,12 @@ void read_run_json(const std::string& path, record::RunRecord& run) {
   try {
     json j = json::parse(in);
     run.engine = j.value("engine", run.engine);
-    run.end = record::Micros(j.value("end_us", int64_t{0}));
+    if (auto end = j.find("end_us"); end != j.end()) {
+      if (!end->is_number_integer()) {
+        throw Error(fmt::format("end_us: expected whole microseconds, got {}", end->dump()));
+      }
+      run.end = record::run_time(end->get<int64_t>(), "end_us");
+    }
     auto scenario = j.find("scenario");
     if (scenario != j.end() && scenario->is_object()) {
       for (const auto& [key, value] : scenario->items()) {
@@ -47,6 +52,8 @@ void read_run_json(const std::string& path, record::RunRecord& run) {
       }
     }
   } catch (const json::exception& e) {
+    throw Error(fmt::format("{}: {}", path, e.what()));
+  } catch (const Error& e) {
     throw Error(fmt::format("{}: {}", path, e.what()));
   }
 }

@@ -122,5 +122,29 @@ TEST(RunRecord, BucketsRoundTripWithOkDerivedFromTheOthers) {
   std::remove(path.c_str());
 }
 
+TEST(RunRecord, TimesBeyondAWeekAreErrorsNotTimelinesOfYears) {
+  std::string path = ::testing::TempDir() + "/rr_far.ndjson";
+  {
+    std::ofstream out(path);
+    out << "{\"t_us\":1,\"kind\":\"pod_created\"}\n"
+        << "{\"t_us\":900000000000000000,\"kind\":\"pod_created\"}\n";
+  }
+  try {
+    read_events(path);
+    FAIL() << "a time 28,000 years after the start was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(":2: t_us: 900000000000000000 is more than a week"),
+              std::string::npos)
+        << e.what();
+  }
+  {
+    std::ofstream out(path);
+    out << R"({"start_us":0,"width_us":0,"requests":1})" << '\n';
+  }
+  EXPECT_THROW(read_buckets(path), Error);
+  EXPECT_EQ(run_time(-5, "t_us"), Micros(-5));
+  std::remove(path.c_str());
+}
+
 }  // namespace
 }  // namespace zerodrop::record
