@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "shim/accept_loop.h"
 #include "zerodrop/lifecycle/beast.h"
 #include "zerodrop/lifecycle/shutdown.h"
 
@@ -77,14 +78,8 @@ struct FrontProxy::Impl {
   tcp::acceptor acceptor;
 
   void accept() {
-    acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
-      if (ec == asio::error::operation_aborted || !acceptor.is_open()) {
-        return;
-      }
-      if (!ec) {
-        std::make_shared<ProxySession>(std::move(socket), *this)->start();
-      }
-      accept();
+    accept_loop(acceptor, [this](tcp::socket socket) {
+      std::make_shared<ProxySession>(std::move(socket), *this)->start();
     });
   }
 };

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "shim/accept_loop.h"
 #include "zerodrop/lifecycle/beast.h"
 #include "zerodrop/lifecycle/shutdown.h"
 
@@ -87,14 +88,8 @@ struct ReadyServer::Impl {
   tcp::acceptor acceptor;
 
   void accept() {
-    acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
-      if (ec == asio::error::operation_aborted || !acceptor.is_open()) {
-        return;
-      }
-      if (!ec) {
-        std::make_shared<ProbeSession>(std::move(socket), *this)->read();
-      }
-      accept();
+    accept_loop(acceptor, [this](tcp::socket socket) {
+      std::make_shared<ProbeSession>(std::move(socket), *this)->read();
     });
   }
 };

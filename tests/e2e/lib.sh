@@ -24,6 +24,12 @@ expect_exit() {
   fi
 }
 
+# free_port: a TCP port nothing listens on now (the kernel's pick; not a guess that may collide
+# with an ephemeral port in use).
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 # expect_grep PATTERN FILE: fails with the file's content unless PATTERN (ERE) matches.
 expect_grep() {
   grep -Eq -- "$1" "$2" || { echo "--- $2"; cat "$2"; fail "no match for '$1' in $2"; }

@@ -6,7 +6,6 @@ source "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip "python3 is needed for the test app (scripts/setup.sh test)"
 command -v curl >/dev/null || skip "curl is needed (scripts/setup.sh test)"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 status() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$1" || true; }
 wait_status() {  # URL CODE: waits up to 10 s for URL to answer CODE
   for _ in $(seq 200); do [ "$(status "$1")" = "$2" ] && return 0; sleep 0.05; done

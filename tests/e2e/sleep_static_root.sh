@@ -76,19 +76,23 @@ expect_exit 0 run_in_root "$root" /zerodrop sleep 0.1
 expect_exit 0 run_in_root "$root" /zerodrop run -- /zerodrop sleep 0.1
 expect_exit 2 run_in_root "$root" /zerodrop run -- /zerodrop sleep soon
 GRACEFUL="$BUILD_DIR/examples/graceful"
+command -v curl >/dev/null || skip "curl is needed for the graceful part (scripts/setup.sh test)"
 if [ -x "$GRACEFUL" ]; then
   is_static "$GRACEFUL" || fail "ZERODROP_STATIC=ON but $GRACEFUL is dynamically linked"
   cp "$GRACEFUL" "$root/graceful"
-  port=$(( 20000 + RANDOM % 20000 ))
+  port=$(free_port) ready_port=$(free_port)
+  while [ "$ready_port" = "$port" ]; do ready_port=$(free_port); done
   root_cmd "$root"
-  "${root_prefix[@]}" /zerodrop run --delay 0.2s --ready-port $((port + 1)) \
+  "${root_prefix[@]}" /zerodrop run --delay 0.2s --ready-port "$ready_port" \
       --app-ready "http://127.0.0.1:$port/readyz" -- /graceful --port "$port" --delay 0.1s \
       >"$WORK/pid1.out" 2>"$WORK/pid1.err" &
   pid1=$!
+  ready=no
   for _ in $(seq 100); do
-    curl -fs "http://127.0.0.1:$((port + 1))/readyz" >/dev/null 2>&1 && break
+    curl -fs "http://127.0.0.1:$ready_port/readyz" >/dev/null 2>&1 && { ready=yes; break; }
     sleep 0.05
   done
+  [ "$ready" = yes ] || { cat "$WORK/pid1.err"; fail "zerodrop run + graceful in the empty root never became ready"; }
   # zerodrop load from inside the empty root too: numeric addresses need no resolver files.
   expect_exit 0 run_in_root "$root" /zerodrop load --rate 200 --duration 1s \
       "http://127.0.0.1:$port/"
