@@ -16,8 +16,9 @@ check_holes close-listener --has deregistration-race --only deregistration-race
 python3 - "$WORK/close-listener/report.json" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
-# The load engine's clock starts a few hundred microseconds after the lab's, so a refusal can be
-# stamped just before the SIGTERM event; the diagnosis then says so ("just after it stopped").
+# A connection sent in the instant between the kubelet's kill() and its SIGTERM event is stamped
+# just before the event and refused just after it; the diagnosis then says so ("just after it
+# stopped").
 for r in report["failed_requests"]:
     after_stop = r["backend_state"] in ("after_signal", "exited") or (
         r["backend_state"] == "serving" and "just after it stopped" in r["reason"])
