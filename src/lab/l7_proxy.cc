@@ -11,6 +11,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "http/idempotent.h"
 #include "lab/router_core.h"
 
 namespace zerodrop::lab {
@@ -68,20 +69,6 @@ private:
 
   std::unordered_map<std::string, std::vector<std::shared_ptr<Upstream>>> idle_;
 };
-
-bool idempotent(http::verb method) {
-  switch (method) {
-    case http::verb::get:
-    case http::verb::head:
-    case http::verb::put:
-    case http::verb::delete_:
-    case http::verb::options:
-    case http::verb::trace:
-      return true;
-    default:
-      return false;
-  }
-}
 
 class L7Router;
 
@@ -197,7 +184,7 @@ void L7Session::on_connect(error_code ec) {
   }
   core().refused(upstream_->pod, ec == beast::error::timeout ? "connect timed out" : ec.message());
   int attempts = static_cast<int>(tried_.size());
-  if (attempts <= core().options_.retries && idempotent(request_.method())) {
+  if (attempts <= core().options_.retries && zerodrop::http::idempotent(request_.method())) {
     attempt();  // proxy_next_upstream error timeout: another backend
     return;
   }

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "http/idempotent.h"
 #include "shim/accept_loop.h"
 #include "zerodrop/lifecycle/beast.h"
 #include "zerodrop/lifecycle/shutdown.h"
@@ -25,19 +26,6 @@ using Response = http::response<http::string_body>;
 constexpr std::uint64_t kBodyLimit = 64 * 1024 * 1024;
 constexpr auto kUpstreamTimeout = std::chrono::seconds(60);
 constexpr auto kClientIdleTimeout = std::chrono::minutes(5);
-
-bool idempotent(http::verb method) {
-  switch (method) {
-    case http::verb::get:
-    case http::verb::head:
-    case http::verb::put:
-    case http::verb::delete_:
-    case http::verb::options:
-      return true;
-    default:
-      return false;
-  }
-}
 
 // One client connection and its upstream connection.
 class ProxySession : public std::enable_shared_from_this<ProxySession> {
@@ -124,7 +112,7 @@ void ProxySession::on_request(beast::error_code ec) {
   client_.expires_never();
   request_ = parser_->release();
   work_ = proxy_.shutdown.enter();
-  forward(idempotent(request_.method()));
+  forward(zerodrop::http::idempotent(request_.method()));
 }
 
 void ProxySession::forward(bool retry_allowed) {

@@ -1,0 +1,25 @@
+#pragma once
+// Whether a request may be sent again after a failure without changing what the server did.
+
+#include <boost/beast/http/verb.hpp>
+
+namespace zerodrop::http {
+
+// The idempotent methods of RFC 9110 section 9.2.2: a proxy may retry them on another backend, or
+// after a broken connection, without a user-visible effect.
+inline bool idempotent(boost::beast::http::verb method) {
+  using boost::beast::http::verb;
+  switch (method) {
+    case verb::get:
+    case verb::head:
+    case verb::put:
+    case verb::delete_:
+    case verb::options:
+    case verb::trace:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace zerodrop::http
