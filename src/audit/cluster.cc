@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "audit/routing_index.h"
+
 namespace zerodrop::audit {
 namespace {
 
@@ -117,19 +119,12 @@ kube::Service& keep(std::deque<kube::Service>& store, const kube::Service& s) {
 
 }  // namespace
 
-uint64_t Cluster::label_key(std::string_view key, std::string_view value) {
-  // A hash, not the "key=value" text: candidates are checked against the full selector anyway,
-  // so a collision costs one extra check, and the index holds no strings.
-  uint64_t h = std::hash<std::string_view>{}(key);
-  return h * 0x9E3779B97F4A7C15ULL ^ std::hash<std::string_view>{}(value);
-}
-
 void Cluster::add(const kube::Object& object) {
   if (const auto* service = std::get_if<kube::Service>(&object)) {
     const kube::Service& s = keep(services_, *service);
     if (!s.selector.empty()) {
       const auto& [key, value] = *s.selector.begin();
-      services_by_label_[label_key(key, value)].push_back(&s);
+      services_by_label_[pair_hash(key, value)].push_back(&s);
     }
   } else if (const auto* pdb = std::get_if<kube::PodDisruptionBudget>(&object)) {
     const kube::PodDisruptionBudget& p = keep(pdbs_, *pdb);
@@ -137,7 +132,7 @@ void Cluster::add(const kube::Object& object) {
       pdbs_scanned_.push_back(&p);
     } else {
       const auto& [key, value] = *p.selector.match_labels.begin();
-      pdbs_by_label_[label_key(key, value)].push_back(&p);
+      pdbs_by_label_[pair_hash(key, value)].push_back(&p);
     }
   } else if (const auto* hpa = std::get_if<kube::HorizontalPodAutoscaler>(&object)) {
     const kube::HorizontalPodAutoscaler& h = keep(hpas_, *hpa);
@@ -166,7 +161,7 @@ WorkloadView Cluster::view_of(const Workload& w) const {
   WorkloadView view;
   view.workload = &w;
   for (const auto& [key, value] : w.pod_labels) {
-    uint64_t pair = label_key(key, value);
+    uint64_t pair = pair_hash(key, value);
     if (auto it = services_by_label_.find(pair); it != services_by_label_.end()) {
       for (const kube::Service* s : it->second) {
         if (same_namespace(s->meta, w.meta) && kube::map_selects(s->selector, w.pod_labels)) {

@@ -62,7 +62,6 @@ private:
   std::deque<kube::Ingress> ingresses_;
   // Services and PDBs are indexed by one label pair of their selector (hashed), so that
   // a workload meets only the candidates that share a label with it; the rest are scanned.
-  static uint64_t label_key(std::string_view key, std::string_view value);
   std::unordered_map<uint64_t, std::vector<const kube::Service*>> services_by_label_;
   std::unordered_map<uint64_t, std::vector<const kube::PodDisruptionBudget*>> pdbs_by_label_;
   std::vector<const kube::PodDisruptionBudget*> pdbs_scanned_;

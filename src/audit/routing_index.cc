@@ -4,7 +4,7 @@
 
 namespace zerodrop::audit {
 
-uint64_t RoutingIndex::hash(std::string_view a, std::string_view b) {
+uint64_t pair_hash(std::string_view a, std::string_view b) {
   uint64_t h = std::hash<std::string_view>{}(a);
   return (h * 0x9E3779B97F4A7C15ULL) ^ std::hash<std::string_view>{}(b);
 }
@@ -14,7 +14,7 @@ void RoutingIndex::add(DocumentRef where, const kube::Object& object) {
   if (const auto* s = std::get_if<kube::Service>(&object)) {
     if (!s->selector.empty()) {  // a Service without a selector selects no pod
       const auto& [key, value] = *s->selector.begin();
-      by_label_.emplace(hash(key, value), LabelEntry{at, hash("", s->meta.name)});
+      by_label_.emplace(pair_hash(key, value), LabelEntry{at, pair_hash("", s->meta.name)});
       ++entries_;
     }
   } else if (const auto* p = std::get_if<kube::PodDisruptionBudget>(&object)) {
@@ -22,15 +22,15 @@ void RoutingIndex::add(DocumentRef where, const kube::Object& object) {
       scanned_.push_back(at);
     } else {
       const auto& [key, value] = *p->selector.match_labels.begin();
-      by_label_.emplace(hash(key, value), LabelEntry{at, 0});
+      by_label_.emplace(pair_hash(key, value), LabelEntry{at, 0});
     }
     ++entries_;
   } else if (const auto* h = std::get_if<kube::HorizontalPodAutoscaler>(&object)) {
-    by_target_.emplace(hash(h->target_kind, h->target_name), at);
+    by_target_.emplace(pair_hash(h->target_kind, h->target_name), at);
     ++entries_;
   } else if (const auto* in = std::get_if<kube::Ingress>(&object)) {
     for (const kube::IngressBackend& b : in->backends) {
-      by_service_.emplace(hash("", b.service), at);
+      by_service_.emplace(pair_hash("", b.service), at);
     }
     ++entries_;
   }
@@ -38,7 +38,7 @@ void RoutingIndex::add(DocumentRef where, const kube::Object& object) {
 
 void RoutingIndex::candidates(const kube::Workload& w, std::vector<uint64_t>& out) const {
   for (const auto& [key, value] : w.pod_labels) {
-    auto [first, last] = by_label_.equal_range(hash(key, value));
+    auto [first, last] = by_label_.equal_range(pair_hash(key, value));
     for (auto it = first; it != last; ++it) {
       out.push_back(it->second.where);
       if (it->second.name_hash != 0) {
@@ -50,7 +50,7 @@ void RoutingIndex::candidates(const kube::Workload& w, std::vector<uint64_t>& ou
     }
   }
   out.insert(out.end(), scanned_.begin(), scanned_.end());
-  auto [first, last] = by_target_.equal_range(hash(w.meta.kind, w.meta.name));
+  auto [first, last] = by_target_.equal_range(pair_hash(w.meta.kind, w.meta.name));
   for (auto it = first; it != last; ++it) {
     out.push_back(it->second);
   }

@@ -9,6 +9,10 @@
 
 namespace zerodrop::audit {
 
+// A hash of two strings (a label's key and value; a target's kind and name): how the RoutingIndex
+// and the Cluster find candidates, which are then checked exactly (a collision costs one check).
+uint64_t pair_hash(std::string_view a, std::string_view b);
+
 // Where a routing object was read: the file's position in the input list and the index of the
 // document in that file (kube::Loaded::documents).
 struct DocumentRef {
@@ -41,8 +45,6 @@ private:
     uint64_t where;      // packed DocumentRef
     uint64_t name_hash;  // a Service's name (its Ingresses), 0 for a PDB
   };
-
-  static uint64_t hash(std::string_view a, std::string_view b);
 
   std::unordered_multimap<uint64_t, LabelEntry> by_label_;  // Services and PDBs, first label
   std::vector<uint64_t> scanned_;                           // PDBs without matchLabels

@@ -74,23 +74,18 @@ auto read_lines(const std::string& path, Parse parse) {
 // errors: converting them would be undefined behaviour or a silent wrap.
 template <typename T>
 T whole(const json& v, std::string_view field) {
+  using limits = std::numeric_limits<T>;
   bool fits = false;
   if (v.is_number_unsigned()) {
-    fits = v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max());
+    fits = v.get<uint64_t>() <= static_cast<uint64_t>(limits::max());
   } else if (v.is_number_integer()) {
     int64_t x = v.get<int64_t>();
-    fits = std::numeric_limits<T>::is_signed
-               ? x >= static_cast<int64_t>(std::numeric_limits<T>::min())
-                     && static_cast<uint64_t>(std::max<int64_t>(x, 0))
-                            <= static_cast<uint64_t>(std::numeric_limits<T>::max())
-               : x >= 0
-                     && static_cast<uint64_t>(x)
-                            <= static_cast<uint64_t>(std::numeric_limits<T>::max());
+    fits = x < 0 ? x >= static_cast<int64_t>(limits::min())
+                 : static_cast<uint64_t>(x) <= static_cast<uint64_t>(limits::max());
   }
   if (!fits) {
     throw Error(fmt::format("{}: expected a whole number from {} to {}, got {}", field,
-                            std::numeric_limits<T>::min(), std::numeric_limits<T>::max(),
-                            v.dump()));
+                            limits::min(), limits::max(), v.dump()));
   }
   return v.is_number_unsigned() ? static_cast<T>(v.get<uint64_t>())
                                 : static_cast<T>(v.get<int64_t>());
