@@ -203,7 +203,7 @@ FileText read_file(const std::string& path, const LoadLimits& limits) {
   FileText out;
   out.name = display_name(path);
   auto problem = [&](std::string message) {
-    out.text.clear();
+    std::string().swap(out.text);  // not just clear(): stdin's FileText is kept for the run
     out.problem = LoadProblem{out.name, Mark{1, 1}, std::move(message)};
     return std::move(out);
   };
