@@ -128,9 +128,12 @@ std::optional<RequestDiagnosis> refusal_rule(const Case& c) {
     return make(c, Hole::readiness_lies,
                 fmt::format("refused by pod {} before it could serve", c.life.name));
   }
-  // The connect happens after the client's send: a pod signalled in between refused it.
+  // The connect happens after the client's send: a pod signalled in between refused it. Sent
+  // while serving or in the preStop (without a hook, the milliseconds between the deletion's stamp
+  // and the signal's), refused once the signal had landed.
   BackendState at_refusal = state_at(c.life, c.r.done + kTolerance);
-  if (c.state == BackendState::serving && at_refusal >= BackendState::after_signal) {
+  bool sent_before_signal = c.state == BackendState::serving || c.state == BackendState::prestop;
+  if (sent_before_signal && at_refusal >= BackendState::after_signal) {
     return make(c, c.router_applied ? Hole::unexplained : Hole::deregistration_race,
                 fmt::format("refused by pod {} just after it stopped at {}", c.life.name,
                             seconds_text(stop_time(c.life))));

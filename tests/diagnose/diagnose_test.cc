@@ -166,6 +166,21 @@ TEST(Diagnose, RefusalJustAfterTheSignalCountsFromTheConnectNotTheSend) {
   EXPECT_EQ(d.failures[0].reason, "refused by pod web-0 just after it stopped at 4.00 s");
 }
 
+TEST(Diagnose, RefusalOfARequestSentBetweenDeletionAndSignalIsDeregistrationRace) {
+  // No preStop: the kubelet records the deletion, then the signal; under load the two stamps are
+  // milliseconds apart. A connection sent in between is refused once the signal has landed.
+  RunBuilder b = steady();
+  b.event(4.0, EventKind::deletion_started, "web-0").signal(4.004, "web-0", SIGTERM);
+  b.exited(4.02, "web-0", 0);
+  b.applied(5.0, "node-1", "web-0", false, true).applied(6.02, "node-2", "web-0", false, true);
+  b.request(4.002, 4.006, Outcome::reset_before_response, Connection::fresh, "node-1", "web-0");
+  b.event(4.005, EventKind::router_refused, "web-0", "node-1");
+  Diagnosis d = diagnose(b.build(), Options{});
+  ASSERT_EQ(d.failures.size(), 1u);
+  EXPECT_EQ(d.failures[0].hole, Hole::deregistration_race);
+  EXPECT_EQ(d.failures[0].reason, "refused by pod web-0 just after it stopped at 4.00 s");
+}
+
 TEST(Diagnose, SigkillMidRequestIsGraceOverrun) {
   RunBuilder b = steady();
   b.set("grace", "2s");

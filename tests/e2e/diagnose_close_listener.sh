@@ -16,12 +16,11 @@ check_holes close-listener --has deregistration-race --only deregistration-race
 python3 - "$WORK/close-listener/report.json" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
-# A connection sent in the instant between the kubelet's kill() and its SIGTERM event is stamped
-# just before the event and refused just after it; the diagnosis then says so ("just after it
-# stopped").
+# A connection sent just before the SIGTERM event (while serving, or between the deletion's stamp
+# and the signal's) and refused just after it: the diagnosis says so ("just after it stopped").
 for r in report["failed_requests"]:
     after_stop = r["backend_state"] in ("after_signal", "exited") or (
-        r["backend_state"] == "serving" and "just after it stopped" in r["reason"])
+        r["backend_state"] in ("serving", "prestop") and "just after it stopped" in r["reason"])
     assert after_stop and not r["router_applied"], r
 PY
 echo "ok"
