@@ -93,8 +93,9 @@ void add_flags(CLI::App& app, Flags& f) {
                  "requests per second over all connections; 0 = as fast as "
                  "the connections allow (closed loop)")
       ->capture_default_str();
-  app.add_option("--duration", f.duration, "how long to send, e.g. 10s, 2m")->capture_default_str();
-  app.add_option("--connections", f.connections, "maximum concurrent connections")
+  app.add_option("-d,--duration", f.duration, "how long to send, e.g. 10s, 2m")
+      ->capture_default_str();
+  app.add_option("-c,--connections", f.connections, "maximum concurrent connections")
       ->capture_default_str();
   app.add_flag("--keepalive,!--no-keepalive", f.keepalive,
                "reuse connections (default) / one request per connection");
@@ -122,7 +123,7 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--max-failures", f.max_failures, "failures allowed before exit code 1")
       ->capture_default_str();
   app.add_option("--threads", f.threads, "event-loop threads")->capture_default_str();
-  app.add_option("--requests", f.requests, "stop after N requests; 0 = run for --duration")
+  app.add_option("-n,--requests", f.requests, "stop after N requests; 0 = run for --duration")
       ->capture_default_str();
   app.footer(kFooter);
 }

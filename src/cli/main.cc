@@ -1,4 +1,5 @@
 // zerodrop: proves a rolling update drops zero requests, and names the hole when it does not.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -42,10 +43,20 @@ Exit codes: 0 ok, 1 the check failed (requests dropped, findings), 2 usage or in
 130 interrupted. Run 'zerodrop COMMAND --help' for a command's flags and examples.)";
 
 void suggest_if_unknown(int argc, char** argv) {
-  if (argc < 2 || argv[1][0] == '-') {
-    return;
+  if (argc < 2) {
+    std::string names;
+    for (const Command& c : kCommands) {
+      names += names.empty() ? c.name : fmt::format(", {}", c.name);
+    }
+    throw Error(fmt::format("a command is needed ({}); see 'zerodrop --help'", names));
   }
   std::string_view word = argv[1];
+  if (word.starts_with('-')) {
+    if (word != "-h" && word != "--help" && word != "--version") {
+      throw Error(fmt::format("unknown option '{}'; see 'zerodrop --help'", word));
+    }
+    return;
+  }
   std::vector<std::string_view> names;
   for (const Command& c : kCommands) {
     if (c.name == word) {
@@ -58,8 +69,41 @@ void suggest_if_unknown(int argc, char** argv) {
                            : fmt::format("unknown command '{}'; did you mean '{}'?", word, hint));
 }
 
+// CLI11 says "The following arguments were not expected: 1s -d"; name the first culprit, the
+// command it was given to, and the flag it probably meant.
+std::string unexpected_message(const CLI::App& app) {
+  const CLI::App* sub = &app;
+  for (const CLI::App* s : app.get_subcommands()) {
+    sub = s;
+  }
+  std::string command = sub == &app ? "zerodrop" : "zerodrop " + sub->get_name();
+  std::vector<std::string> extras = sub->remaining();
+  auto culprit = std::find_if(extras.begin(), extras.end(),
+                              [](const std::string& a) { return a.size() > 1 && a[0] == '-'; });
+  if (culprit == extras.end()) {
+    return fmt::format("unexpected argument '{}' for '{}'; see '{} --help'",
+                       extras.empty() ? std::string() : extras.front(), command, command);
+  }
+  std::string_view word = *culprit;
+  word = word.substr(0, word.find('='));
+  std::vector<std::string> names;
+  if (word.starts_with("--")) {  // a one-letter flag is too short to guess a typo from
+    for (const CLI::Option* option : sub->get_options()) {
+      for (const std::string& name : option->get_lnames()) {
+        names.push_back("--" + name);
+      }
+    }
+  }
+  std::vector<std::string_view> views(names.begin(), names.end());
+  std::string hint = closest_match(word, views);
+  return hint.empty()
+             ? fmt::format("unknown option '{}' for '{}'; see '{} --help'", word, command, command)
+             : fmt::format("unknown option '{}' for '{}'; did you mean '{}'?", word, command, hint);
+}
+
 int run(int argc, char** argv) {
-  CLI::App app{"zerodrop: prove a rolling update drops zero requests; name the hole when it does not."};
+  CLI::App app{
+      "zerodrop: prove a rolling update drops zero requests; name the hole when it does not."};
   app.name("zerodrop");
   app.footer(kFooter);
   app.require_subcommand(1);
@@ -80,6 +124,9 @@ int run(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError&) {
+    std::fprintf(stderr, "zerodrop: error: %s\n", unexpected_message(app).c_str());
+    return to_int(ExitCode::usage);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "zerodrop: error: %s\n", e.what());
     return to_int(ExitCode::usage);

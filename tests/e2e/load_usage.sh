@@ -21,3 +21,19 @@ expect_grep "no URL to load" "$WORK/err"
 expect_exit 0 "$ZERODROP" load --help
 expect_grep "--max-requests-per-connection" "$WORK/out"
 expect_grep "Examples:" "$WORK/out"
+
+# Unknown options name themselves and the command, and suggest the flag meant.
+expect_exit 2 "$ZERODROP" load http://127.0.0.1:1/ --durations 1s
+expect_grep "^zerodrop: error: unknown option '--durations' for 'zerodrop load'; did you mean '--duration'\?$" "$WORK/err"
+expect_exit 2 "$ZERODROP" load http://127.0.0.1:1/ -x
+expect_grep "^zerodrop: error: unknown option '-x' for 'zerodrop load'; see 'zerodrop load --help'$" "$WORK/err"
+expect_exit 2 "$ZERODROP" load http://127.0.0.1:1/ surplus
+expect_grep "^zerodrop: error: unexpected argument 'surplus' for 'zerodrop load'" "$WORK/err"
+expect_exit 2 "$ZERODROP" --bogus
+expect_grep "^zerodrop: error: unknown option '--bogus'; see 'zerodrop --help'$" "$WORK/err"
+expect_exit 2 "$ZERODROP"
+expect_grep "^zerodrop: error: a command is needed \(lab, load, report, audit, sim, run, sleep\)" "$WORK/err"
+# wrk's and hey's short flags: -c connections, -d duration, -n requests.
+expect_exit 1 "$ZERODROP" load http://127.0.0.1:1/ -c 1 -d 2s -n 1
+expect_grep "connect_refused" "$WORK/out"
+echo "ok"
