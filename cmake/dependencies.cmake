@@ -6,6 +6,8 @@ find_package(Threads REQUIRED)
 find_package(fmt 9 REQUIRED)
 find_package(nlohmann_json 3.11 REQUIRED)
 find_package(yaml-cpp REQUIRED)
+set(OPENSSL_USE_STATIC_LIBS ${ZERODROP_STATIC})
+find_package(OpenSSL 3 REQUIRED)
 
 # fmt: Debian has no libfmt.a, so zerodrop_fmt compiles fmt's implementation from Debian's headers
 # (cmake/fmt_library.cc says why this beats FMT_HEADER_ONLY). Every build links fmt this same way.
@@ -36,3 +38,8 @@ endif()
 add_library(zerodrop_asio INTERFACE)
 target_link_libraries(zerodrop_asio INTERFACE Boost::headers Threads::Threads)
 target_compile_definitions(zerodrop_asio INTERFACE BOOST_ASIO_NO_DEPRECATED BOOST_ASIO_DISABLE_BOOST_COROUTINE)
+
+# TLS for `zerodrop load https://`: Asio's SSL streams over Debian's OpenSSL (libssl-dev).
+add_library(zerodrop_tls INTERFACE)
+target_link_libraries(zerodrop_tls INTERFACE zerodrop_asio OpenSSL::SSL OpenSSL::Crypto
+                      ${CMAKE_DL_LIBS})

@@ -60,6 +60,8 @@ struct Flags {
   std::string body_file;
   std::string timeout = "10s";
   std::string connect_timeout = "5s";
+  std::string ca_file;
+  bool insecure = false;
   std::string targets;
   std::string backend_header = "X-Pod-Name";
   std::string ok_status = "200-399";
@@ -83,12 +85,13 @@ Examples:
   zerodrop load http://127.0.0.1:8080/api -H 'Authorization: Bearer x' --json summary.json
   zerodrop load http://127.0.0.1:8080/ --rate 0 --connections 64 --duration 10s   # throughput
   zerodrop load --targets targets.txt --records requests.ndjson --max-failures 5
+  zerodrop load https://shop.example/ --cacert ca.pem   # TLS; -k skips verification
 
 Exit codes: 0 no failure beyond --max-failures, 1 more failures, 2 usage or input error,
 130 interrupted (the summary of what was sent is still printed). See docs/load.md.)";
 
 void add_flags(CLI::App& app, Flags& f) {
-  app.add_option("url", f.url, "http:// URL to load (or use --targets)");
+  app.add_option("url", f.url, "http:// or https:// URL to load (or use --targets)");
   app.add_option("--rate", f.rate,
                  "requests per second over all connections; 0 = as fast as "
                  "the connections allow (closed loop)")
@@ -108,8 +111,13 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--body-file", f.body_file, "read the request body from FILE");
   app.add_option("--timeout", f.timeout, "time allowed for a whole response, from the send")
       ->capture_default_str();
-  app.add_option("--connect-timeout", f.connect_timeout, "time allowed for the TCP handshake")
+  app.add_option("--connect-timeout", f.connect_timeout,
+                 "time allowed for the TCP handshake (and TLS's, for https)")
       ->capture_default_str();
+  app.add_option("--cacert", f.ca_file,
+                 "https: trust the PEM certificates in FILE instead of the system's store");
+  app.add_flag("-k,--insecure", f.insecure,
+               "https: do not verify the server's certificate or name (like curl -k)");
   app.add_option("--targets", f.targets, "FILE with one 'METHOD URL' per line, used round-robin");
   app.add_option("--backend-header", f.backend_header,
                  "response header naming the backend, recorded per request")
@@ -162,6 +170,8 @@ load::Options options_of(const Flags& f) {
   o.body = f.body_file.empty() ? f.body : load::read_file(f.body_file, "--body-file");
   o.timeout = parse_duration(f.timeout, "--timeout");
   o.connect_timeout = parse_duration(f.connect_timeout, "--connect-timeout");
+  o.ca_file = f.ca_file;
+  o.insecure = f.insecure;
   o.backend_header = f.backend_header;
   o.ok_status = load::parse_status_ranges(f.ok_status);
   o.interval = parse_duration(f.interval, "--interval");

@@ -11,9 +11,9 @@
 namespace zerodrop::http {
 namespace {
 
-uint16_t port_of(const boost::urls::url_view& url, std::string_view text) {
+uint16_t port_of(const boost::urls::url_view& url, std::string_view text, uint16_t fallback) {
   if (!url.has_port() || url.port().empty()) {
-    return 80;
+    return fallback;
   }
   std::string_view digits = url.port();
   uint32_t port = 0;
@@ -41,9 +41,9 @@ Url parse_url(std::string_view text) {
   for (char& c : scheme) {
     c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
-  if (scheme != "http") {
-    throw Error(
-        fmt::format("unsupported scheme '{}' in '{}': only http:// is supported", scheme, text));
+  if (scheme != "http" && scheme != "https") {
+    throw Error(fmt::format(
+        "unsupported scheme '{}' in '{}': only http:// and https:// are supported", scheme, text));
   }
   if (!url.has_authority() || url.encoded_host().empty()) {
     throw Error(fmt::format("malformed URL '{}': no host", text));
@@ -52,8 +52,9 @@ Url parse_url(std::string_view text) {
     throw Error(fmt::format("malformed URL '{}': credentials in URLs are not supported", text));
   }
   Url out;
+  out.tls = scheme == "https";
   out.host = url.host_address();  // brackets of IPv6 literals removed, percent-decoded
-  out.port = port_of(url, text);
+  out.port = port_of(url, text, out.tls ? 443 : 80);
   std::string_view path = url.encoded_path();
   out.target = path.empty() ? "/" : std::string(path);
   if (url.has_query()) {

@@ -4,7 +4,9 @@
 #include <cstring>
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/asio/write.hpp>
+#include <fmt/format.h>
 
 #include "load/plan.h"
 #include "load/worker.h"
@@ -28,6 +30,23 @@ Outcome connect_outcome(const error_code& ec) {
     return Outcome::connect_timeout;
   }
   return Outcome::connect_error;
+}
+
+bool is_address(const std::string& host) {
+  error_code ec;
+  asio::ip::make_address(host, ec);
+  return !ec;
+}
+
+// "certificate verify failed (SSL routines): self-signed certificate": OpenSSL's reason, and
+// the verification's when that is what failed.
+std::string handshake_error(const error_code& ec, SSL* ssl) {
+  long verify = SSL_get_verify_result(ssl);
+  if (verify != X509_V_OK) {
+    return fmt::format("TLS handshake: {}: {}", ec.message(),
+                       X509_verify_cert_error_string(verify));
+  }
+  return fmt::format("TLS handshake: {}", ec.message());
 }
 
 }  // namespace
@@ -73,14 +92,29 @@ void Connection::open(TimePoint now) {
   endpoint_ = plan_.targets[request_.target].endpoint;
   deadline_ = now + worker_.options().connect_timeout;
   const asio::ip::tcp::endpoint& to = worker_.endpoint(endpoint_);
+  const PlanEndpoint& planned = plan_.endpoints[endpoint_];
+  if (planned.tls) {
+    tls_ = std::make_shared<asio::ssl::stream<asio::ip::tcp::socket>>(io_, *plan_.tls);
+    // OpenSSL checks the name (or address) in the certificate itself, so that a mismatch has its
+    // own reason ("IP address mismatch"); SNI carries names only (RFC 6066).
+    SSL* ssl = tls_->native_handle();
+    const std::string& name = planned.server_name;
+    if (is_address(name)) {
+      X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name.c_str());
+    } else {
+      SSL_set_tlsext_host_name(ssl, name.c_str());
+      SSL_set1_host(ssl, name.c_str());
+    }
+  }
   error_code ec;
-  socket_.open(to.protocol(), ec);
+  socket().open(to.protocol(), ec);
   if (ec) {
     // Reported from the event loop, never from inside the worker's dispatch loop.
     asio::post(io_, [this, ec, g = generation_] { on_connect(ec, g); });
     return;
   }
-  socket_.async_connect(to, [this, g = generation_](const error_code& e) { on_connect(e, g); });
+  socket().async_connect(
+      to, [this, g = generation_, keep = tls_](const error_code& e) { on_connect(e, g); });
 }
 
 void Connection::on_connect(const error_code& ec, uint32_t generation) {
@@ -95,9 +129,29 @@ void Connection::on_connect(const error_code& ec, uint32_t generation) {
   }
   worker_.on_opened();
   error_code ignored;
-  local_port_ = socket_.local_endpoint(ignored).port();
-  socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+  local_port_ = socket().local_endpoint(ignored).port();
+  socket().set_option(asio::ip::tcp::no_delay(true), ignored);
+  if (tls_) {
+    // The handshake counts against the connect deadline; the request is sent after it.
+    tls_->async_handshake(
+        asio::ssl::stream_base::client,
+        [this, g = generation_, keep = tls_](const error_code& e) { on_handshake(e, g); });
+    return;
+  }
   socket_.non_blocking(true, ignored);
+  send(now);
+}
+
+void Connection::on_handshake(const error_code& ec, uint32_t generation) {
+  if (generation != generation_ || state_ != State::connecting) {
+    return;
+  }
+  TimePoint now = std::chrono::steady_clock::now();
+  if (ec) {
+    error_ = handshake_error(ec, tls_->native_handle());
+    finish(Outcome::connect_error, 0, now, Reuse::no);
+    return;
+  }
   send(now);
 }
 
@@ -130,6 +184,12 @@ std::array<asio::const_buffer, 2> Connection::unsent_buffers() const {
 // Writes synchronously on the non-blocking socket (a request almost always fits the socket
 // buffer: one syscall, no completion handler) and falls back to an async write for the rest.
 void Connection::write_some() {
+  if (tls_) {
+    asio::async_write(
+        *tls_, unsent_buffers(),
+        [this, g = generation_, keep = tls_](const error_code& e, size_t) { on_write(e, g); });
+    return;
+  }
   error_code ec;
   size_t n = socket_.write_some(unsent_buffers(), ec);
   written_ += n;
@@ -153,9 +213,14 @@ void Connection::on_write(const error_code& ec, uint32_t generation) {
 
 void Connection::read() {
   reading_ = true;
+  auto into = asio::buffer(buffer_.get() + filled_, kBufferSize - filled_);
+  if (tls_) {
+    tls_->async_read_some(into, [this, g = generation_, keep = tls_](
+                                    const error_code& ec, size_t n) { on_read(ec, n, g); });
+    return;
+  }
   socket_.async_read_some(
-      asio::buffer(buffer_.get() + filled_, kBufferSize - filled_),
-      [this, g = generation_](const error_code& ec, size_t n) { on_read(ec, n, g); });
+      into, [this, g = generation_](const error_code& ec, size_t n) { on_read(ec, n, g); });
 }
 
 void Connection::on_read(const error_code& ec, size_t n, uint32_t generation) {
@@ -183,7 +248,8 @@ void Connection::on_read(const error_code& ec, size_t n, uint32_t generation) {
     } else {
       read();
     }
-  } else if (ec == asio::error::eof) {
+  } else if (ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) {
+    // A TLS server that closes without close_notify ends a close-delimited body all the same.
     on_eof(now);
   } else if (ec) {
     fail_transport(ec, now);
@@ -273,6 +339,10 @@ void Connection::close() {
 void Connection::close_socket() {
   ++generation_;
   error_code ignored;
+  if (tls_) {
+    tls_->next_layer().close(ignored);  // no close_notify: the run does not wait for it
+    tls_.reset();
+  }
   socket_.close(ignored);
   state_ = State::closed;
   reading_ = false;

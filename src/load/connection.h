@@ -10,6 +10,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/stream.hpp>
 
 #include "http/response_parser.h"
 #include "record/outcome.h"
@@ -27,11 +28,11 @@ struct Request {
   TimePoint intended;
 };
 
-// One client connection slot: opens a TCP connection to a target's endpoint, sends requests one
-// at a time, parses responses into a fixed per-connection buffer and classifies each outcome.
-// Raw Asio sockets, not Beast streams: the hot path (send, read, parse) allocates nothing. I/O
-// handlers never throw: every error becomes the request's outcome. Used only from its worker's
-// thread; it reports to the worker, which owns it.
+// One client connection slot: opens a TCP connection to a target's endpoint (and a TLS session on
+// it for https), sends requests one at a time, parses responses into a fixed per-connection buffer
+// and classifies each outcome. Raw Asio sockets, not Beast streams: the plain hot path (send,
+// read, parse) allocates nothing. I/O handlers never throw: every error becomes the request's
+// outcome. Used only from its worker's thread; it reports to the worker, which owns it.
 class Connection {
 public:
   enum class State : uint8_t { closed, connecting, idle, busy };
@@ -74,6 +75,7 @@ private:
 
   void open(TimePoint now);
   void on_connect(const boost::system::error_code& ec, uint32_t generation);
+  void on_handshake(const boost::system::error_code& ec, uint32_t generation);
   void send(TimePoint now);
   void write_some();
   void on_write(const boost::system::error_code& ec, uint32_t generation);
@@ -87,10 +89,15 @@ private:
   void close_socket();
   std::array<boost::asio::const_buffer, 2> unsent_buffers() const;
 
+  boost::asio::ip::tcp::socket& socket() { return tls_ ? tls_->next_layer() : socket_; }
+
   Worker& worker_;
   const Plan& plan_;
   boost::asio::io_context& io_;
-  boost::asio::ip::tcp::socket socket_;
+  boost::asio::ip::tcp::socket socket_;  // plain http
+  // https: a stream per TCP connection, owning its socket. Every pending operation holds a
+  // reference, so a stream closed under one lives until the operation has been cancelled.
+  std::shared_ptr<boost::asio::ssl::stream<boost::asio::ip::tcp::socket>> tls_;
   http::ResponseParser parser_;
   std::unique_ptr<char[]> buffer_;  // received bytes not yet parsed (an incomplete line at most)
   std::unique_ptr<char[]> head_;    // the request head being sent, seq patched in

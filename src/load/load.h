@@ -22,7 +22,7 @@ enum class Keepalive { on, off };
 // One request template: the pacer uses the targets round-robin.
 struct Target {
   std::string method = "GET";
-  std::string url;  // http://host[:port]/path?query; https is rejected with a clear error
+  std::string url;  // http(s)://host[:port]/path?query
 };
 
 // An inclusive range of HTTP statuses that count as success.
@@ -42,7 +42,9 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   Duration timeout = std::chrono::seconds(10);         // whole request, from the actual send
-  Duration connect_timeout = std::chrono::seconds(5);  // TCP handshake
+  Duration connect_timeout = std::chrono::seconds(5);  // TCP handshake, and TLS's for https
+  std::string ca_file;    // https: trust these PEM certificates instead of the system's
+  bool insecure = false;  // https: do not verify the server's certificate
   std::string backend_header = "X-Pod-Name";
   std::vector<StatusRange> ok_status = {{200, 399}};
   Duration interval = std::chrono::seconds(1);  // progress callback period
@@ -56,6 +58,9 @@ struct Summary {
   uint64_t ok = 0;
   uint64_t failed = 0;
   std::array<uint64_t, record::kOutcomeCount> outcomes{};
+  // The first error message seen per failure class ("TLS handshake: certificate verify failed
+  // ..."), empty where the class carries none (statuses) or none happened.
+  std::array<std::string, record::kOutcomeCount> first_error{};
   uint64_t late = 0;    // could not be sent on time because every connection was busy
   uint64_t unsent = 0;  // were due before the end but never sent: every connection stayed busy
   uint64_t connections_opened = 0;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <boost/asio/ssl/context.hpp>
 #include <fmt/format.h>
 
 #include "base/error.h"
@@ -14,6 +15,8 @@
 
 namespace zerodrop::load {
 namespace {
+
+namespace asio = boost::asio;
 
 bool is_token(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
@@ -82,14 +85,44 @@ std::string resolve(const std::string& host) {
   return text;
 }
 
-uint32_t endpoint_index(Plan& plan, const std::string& address, uint16_t port) {
+// Connections are shared by targets with the same address, port and (for https) server name: a
+// TLS connection is verified for one name.
+uint32_t endpoint_index(Plan& plan, PlanEndpoint endpoint) {
   for (size_t i = 0; i < plan.endpoints.size(); ++i) {
-    if (plan.endpoints[i].address == address && plan.endpoints[i].port == port) {
+    const PlanEndpoint& e = plan.endpoints[i];
+    if (e.address == endpoint.address && e.port == endpoint.port && e.tls == endpoint.tls
+        && e.server_name == endpoint.server_name) {
       return static_cast<uint32_t>(i);
     }
   }
-  plan.endpoints.push_back({address, port});
+  plan.endpoints.push_back(std::move(endpoint));
   return static_cast<uint32_t>(plan.endpoints.size() - 1);
+}
+
+// One client context for every https connection: TLS 1.2 or later, offering HTTP/1.1 by ALPN,
+// verifying the peer against --cacert or the system's trust store unless --insecure.
+std::shared_ptr<asio::ssl::context> make_tls_context(const Options& options) {
+  auto context = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_client);
+  SSL_CTX* native = context->native_handle();
+  SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
+  static constexpr unsigned char kAlpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+  SSL_CTX_set_alpn_protos(native, kAlpn, sizeof kAlpn);
+  boost::system::error_code ec;
+  if (options.insecure) {
+    context->set_verify_mode(asio::ssl::verify_none);
+    return context;
+  }
+  context->set_verify_mode(asio::ssl::verify_peer);
+  if (!options.ca_file.empty()) {
+    context->load_verify_file(options.ca_file, ec);
+    if (ec) {
+      throw Error(fmt::format("--cacert: cannot load certificates from '{}': {}", options.ca_file,
+                              ec.message()));
+    }
+  } else {
+    context->set_default_verify_paths(ec);  // a missing store shows as failed verification
+  }
+  return context;
 }
 
 PlanTarget make_target(Plan& plan, const Options& options, const Target& target) {
@@ -101,7 +134,11 @@ PlanTarget make_target(Plan& plan, const Options& options, const Target& target)
                          options.headers, options.body.size(), http::ConnectionHeader::keep_alive};
   http::RequestSpec last = spec;
   last.connection = http::ConnectionHeader::close;
-  uint32_t endpoint = endpoint_index(plan, resolve(url.host), url.port);
+  PlanEndpoint to{resolve(url.host), url.port, url.tls, url.tls ? url.host : std::string()};
+  uint32_t endpoint = endpoint_index(plan, std::move(to));
+  if (url.tls && !plan.tls) {
+    plan.tls = make_tls_context(options);
+  }
   return PlanTarget{endpoint, http::RequestTemplate(spec), http::RequestTemplate(last),
                     target.method == "HEAD" ? http::BodyAllowed::no : http::BodyAllowed::yes};
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -8,12 +9,18 @@
 #include "http/response_parser.h"
 #include "load/load.h"
 
+namespace boost::asio::ssl {
+class context;
+}  // namespace boost::asio::ssl
+
 namespace zerodrop::load {
 
 // A resolved host:port that connections open to. Targets that share one share its connections.
 struct PlanEndpoint {
   std::string address;  // numeric IPv4 or IPv6 address
   uint16_t port = 0;
+  bool tls = false;         // https
+  std::string server_name;  // https: the URL's host, sent as SNI and checked in the certificate
 };
 
 // One target, ready to send: pre-serialized heads for a kept-alive and a last request.
@@ -31,12 +38,14 @@ struct Plan {
   std::string body;
   size_t max_head = 0;  // the longest request head, for the per-connection send buffer
   std::vector<StatusRange> ok_status;
+  std::shared_ptr<boost::asio::ssl::context> tls;  // set when an endpoint is https
 
   bool is_ok(int status) const;
 };
 
 // Validates `options` and resolves every host. Throws Error naming the culprit: no target, a
-// malformed or non-http URL, an unresolvable host, a bad header, a non-positive duration.
+// malformed or non-http(s) URL, an unresolvable host, a bad header, a non-positive duration, an
+// unreadable --cacert.
 Plan make_plan(const Options& options);
 
 }  // namespace zerodrop::load

@@ -35,6 +35,11 @@ std::string format_summary(const Summary& s) {
                                 s.interrupted ? "  [interrupted]" : "");
   if (s.failed != 0) {
     out += fmt::format("failures  {}\n", failures_by_class(s));
+    for (size_t i = 1; i < record::kOutcomeCount; ++i) {
+      if (!s.first_error[i].empty()) {
+        out += fmt::format("  {}, first: {}\n", record::kOutcomeNames[i], s.first_error[i]);
+      }
+    }
     out += fmt::format("disruption {:.3f}s (longest stretch of consecutive failures)\n",
                        s.disruption_s);
   }
@@ -59,14 +64,19 @@ std::string format_interval(const Summary& s) {
 
 std::string summary_json(const Summary& s) {
   nlohmann::json failures = nlohmann::json::object();
+  nlohmann::json first_errors = nlohmann::json::object();
   for (size_t i = 1; i < record::kOutcomeCount; ++i) {
     failures[std::string(record::kOutcomeNames[i])] = s.outcomes[i];
+    if (!s.first_error[i].empty()) {
+      first_errors[std::string(record::kOutcomeNames[i])] = s.first_error[i];
+    }
   }
   nlohmann::json j = {
       {"requests", s.requests},
       {"ok", s.ok},
       {"failed", s.failed},
       {"failures", failures},
+      {"first_errors", first_errors},
       {"late", s.late},
       {"unsent", s.unsent},
       {"rate_achieved", s.rate_achieved},

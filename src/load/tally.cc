@@ -25,6 +25,13 @@ void Tally::add(record::Outcome outcome, bool is_failure, bool responded,
   }
 }
 
+void Tally::note_error(record::Outcome outcome, std::string_view error) {
+  std::string& first = first_error[static_cast<size_t>(outcome)];
+  if (first.empty()) {
+    first.assign(error);
+  }
+}
+
 void Tally::merge(const Tally& other) {
   sent += other.sent;
   requests += other.requests;
@@ -35,6 +42,9 @@ void Tally::merge(const Tally& other) {
   connections_opened += other.connections_opened;
   for (size_t i = 0; i < outcomes.size(); ++i) {
     outcomes[i] += other.outcomes[i];
+    if (first_error[i].empty()) {
+      first_error[i] = other.first_error[i];
+    }
   }
   latency.merge(other.latency);
   service.merge(other.service);
@@ -46,6 +56,7 @@ Summary summarize(const Tally& tally, double elapsed_s, double sending_s) {
   s.ok = tally.ok;
   s.failed = tally.failed;
   s.outcomes = tally.outcomes;
+  s.first_error = tally.first_error;
   s.late = tally.late;
   s.unsent = tally.unsent;
   s.connections_opened = tally.connections_opened;

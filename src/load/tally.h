@@ -3,6 +3,8 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 #include "load/latency_histogram.h"
 #include "load/load.h"
@@ -21,12 +23,15 @@ struct Tally {
   uint64_t unsent = 0;
   uint64_t connections_opened = 0;
   std::array<uint64_t, record::kOutcomeCount> outcomes{};
+  std::array<std::string, record::kOutcomeCount> first_error{};  // set once per class
   LatencyHistogram latency;  // from the intended send time, requests that got a response
   LatencyHistogram service;  // from the actual send, requests that got a response
 
   // Counts one finished request.
   void add(record::Outcome outcome, bool failed, bool responded, std::chrono::nanoseconds latency,
            std::chrono::nanoseconds service);
+  // Keeps `error` as the class's example if it has none yet (allocates once per class at most).
+  void note_error(record::Outcome outcome, std::string_view error);
   void merge(const Tally& other);
 };
 

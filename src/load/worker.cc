@@ -240,6 +240,9 @@ void Worker::on_finished(Connection& c, record::Outcome outcome, int status, Tim
   nanoseconds latency = done - intended_at;
   nanoseconds service = done - c.sent().value_or(done);
   tally_.add(outcome, failed, c.responded(), latency, service);
+  if (failed && !c.error().empty()) {
+    tally_.note_error(outcome, c.error());
+  }
   if (run_.hooks.on_interval) {
     std::lock_guard lock(interval_mutex_);
     interval_.add(outcome, failed, c.responded(), latency, service);

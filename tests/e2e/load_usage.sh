@@ -4,8 +4,10 @@ source "$(dirname "$0")/lib.sh"
 
 expect_exit 2 "$ZERODROP" load http://127.0.0.1:1/ --rate x
 expect_grep "^zerodrop: error: --rate: expected a number, got 'x'$" "$WORK/err"
-expect_exit 2 "$ZERODROP" load https://127.0.0.1:1/
-expect_grep "unsupported scheme 'https'" "$WORK/err"
+expect_exit 2 "$ZERODROP" load ftp://127.0.0.1:1/
+expect_grep "unsupported scheme 'ftp'" "$WORK/err"
+expect_exit 2 "$ZERODROP" load https://127.0.0.1:1/ --cacert "$WORK/missing.pem"
+expect_grep "^zerodrop: error: --cacert: cannot load certificates from '.*missing.pem': " "$WORK/err"
 expect_exit 2 "$ZERODROP" load 'http://[bad'
 expect_grep "malformed URL" "$WORK/err"
 expect_exit 2 "$ZERODROP" load http://no-such-host.invalid/

@@ -29,12 +29,21 @@ TEST(Url, AcceptsIpv6Literals) {
   EXPECT_EQ(url.host_header, "[::1]:9000");
 }
 
+TEST(Url, HttpsDefaultsToPort443) {
+  Url url = parse_url("HTTPS://example.test/x");
+  EXPECT_TRUE(url.tls);
+  EXPECT_EQ(url.port, 443);
+  EXPECT_EQ(url.host_header, "example.test");
+  EXPECT_FALSE(parse_url("http://example.test/").tls);
+  EXPECT_EQ(parse_url("https://example.test:8443/").port, 8443);
+}
+
 TEST(Url, RejectsOtherSchemesNamingThem) {
   try {
-    parse_url("https://127.0.0.1/");
-    FAIL() << "https accepted";
+    parse_url("ftp://127.0.0.1/");
+    FAIL() << "ftp accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("unsupported scheme 'https'"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("unsupported scheme 'ftp'"), std::string::npos);
   }
 }
 

@@ -18,6 +18,7 @@ Summary example() {
   s.latency_ms.p50 = 1.5;
   s.disruption_s = 0.25;
   s.connections_opened = 4;
+  s.first_error[static_cast<size_t>(record::Outcome::connect_error)] = "TLS handshake: x";
   return s;
 }
 
@@ -36,12 +37,15 @@ TEST(Report, JsonHasTheDocumentedFields) {
   }
   EXPECT_EQ(j["disruption_s"], 0.25);
   EXPECT_EQ(j["connections_opened"], 4);
+  EXPECT_EQ(j["first_errors"]["connect_error"], "TLS handshake: x");
+  EXPECT_EQ(j["first_errors"].size(), 1u) << "only classes with a message";
 }
 
 TEST(Report, TextNamesFailureClasses) {
   std::string text = format_summary(example());
   EXPECT_NE(text.find("http_502 3"), std::string::npos) << text;
   EXPECT_NE(text.find("disruption 0.250s"), std::string::npos) << text;
+  EXPECT_NE(text.find("  connect_error, first: TLS handshake: x\n"), std::string::npos) << text;
   EXPECT_NE(format_interval(example()).find("http_502 3"), std::string::npos);
 }
 
