@@ -3,6 +3,8 @@
 #
 # start_nginx DIR [PREFIX...]: starts nginx (PREFIX runs it, e.g. `taskset -c 0`), waits until it
 # answers, and sets NGINX_URL, NGINX_PORT and NGINX_PID. The caller kills NGINX_PID at exit.
+# With NGINX_TLS=1 it also serves https with a fresh self-signed certificate (for 127.0.0.1) and
+# sets NGINX_TLS_URL and NGINX_TLS_CERT.
 start_nginx() {
   local dir=$1; shift
   local nginx
@@ -10,6 +12,19 @@ start_nginx() {
   [ -x "$nginx" ] || { echo "bench: nginx is missing (scripts/setup.sh bench)" >&2; return 2; }
   NGINX_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   mkdir -p "$dir"
+  local tls_server=""
+  if [ -n "${NGINX_TLS:-}" ]; then
+    local tls_port
+    tls_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+      -keyout "$dir/tls.key" -out "$dir/tls.pem" -subj /CN=127.0.0.1 \
+      -addext subjectAltName=IP:127.0.0.1 2>"$dir/openssl.log" \
+      || { cat "$dir/openssl.log" >&2; return 1; }
+    tls_server="server { listen 127.0.0.1:$tls_port ssl; ssl_certificate $dir/tls.pem;
+    ssl_certificate_key $dir/tls.key; location / { return 200 \"ok\"; } }"
+    NGINX_TLS_URL="https://127.0.0.1:$tls_port/"
+    NGINX_TLS_CERT="$dir/tls.pem"
+  fi
   cat >"$dir/nginx.conf" <<CONF
 daemon off;
 master_process off;
@@ -30,6 +45,7 @@ http {
     listen 127.0.0.1:$NGINX_PORT;
     location / { return 200 "ok"; }
   }
+  $tls_server
 }
 CONF
   "$@" "$nginx" -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" &
