@@ -105,6 +105,9 @@ void Connection::open(TimePoint now) {
       SSL_set_tlsext_host_name(ssl, name.c_str());
       SSL_set1_host(ssl, name.c_str());
     }
+    if (session_ && session_endpoint_ == endpoint_) {
+      SSL_set_session(ssl, session_.get());
+    }
   }
   error_code ec;
   socket().open(to.protocol(), ec);
@@ -340,6 +343,18 @@ void Connection::close_socket() {
   ++generation_;
   error_code ignored;
   if (tls_) {
+    // TLS 1.3 tickets come after the handshake: by the close, the session is resumable or never.
+    // Marked shut down, or freeing the SSL object would make its session unresumable (OpenSSL
+    // drops the sessions of connections that end without close_notify).
+    SSL* ssl = tls_->native_handle();
+    SSL_SESSION* session = SSL_get1_session(ssl);
+    if (session != nullptr && SSL_SESSION_is_resumable(session)) {
+      SSL_set_shutdown(ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
+      session_.reset(session);
+      session_endpoint_ = endpoint_;
+    } else if (session != nullptr) {
+      SSL_SESSION_free(session);
+    }
     tls_->next_layer().close(ignored);  // no close_notify: the run does not wait for it
     tls_.reset();
   }

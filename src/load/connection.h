@@ -98,6 +98,10 @@ private:
   // https: a stream per TCP connection, owning its socket. Every pending operation holds a
   // reference, so a stream closed under one lives until the operation has been cancelled.
   std::shared_ptr<boost::asio::ssl::stream<boost::asio::ip::tcp::socket>> tls_;
+  // https: the last resumable TLS session of this slot and its endpoint, offered at the next
+  // handshake to the same endpoint (as wrk, curl and browsers resume: no certificate exchange).
+  std::unique_ptr<SSL_SESSION, void (*)(SSL_SESSION*)> session_{nullptr, SSL_SESSION_free};
+  uint32_t session_endpoint_ = 0;
   http::ResponseParser parser_;
   std::unique_ptr<char[]> buffer_;  // received bytes not yet parsed (an incomplete line at most)
   std::unique_ptr<char[]> head_;    // the request head being sent, seq patched in

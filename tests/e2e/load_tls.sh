@@ -30,6 +30,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("X-Pod-Name", "tls-pod")
+        resumed = getattr(self.connection, "session_reused", False)
+        self.send_header("X-Resumed", "resumed" if resumed else "full")
         self.end_headers()
         self.wfile.write(body)
     def log_message(self, *args):
@@ -62,10 +64,14 @@ opened=$(sed -n 's/.*connections opened \([0-9]*\).*/\1/p' "$WORK/out")
 expect_grep '"backend":"tls-pod"' "$WORK/ok.ndjson"
 # By name too (SNI and the DNS name in the certificate).
 expect_exit 0 "$ZERODROP" load "https://localhost:$local_port/" --cacert "$WORK/local.pem" -n 20 -d 2s
-# One TLS session per request without keep-alive.
-expect_exit 0 "$ZERODROP" load "$url" --cacert "$WORK/local.pem" --rate 50 -d 1s --no-keepalive
+# One TLS connection per request without keep-alive; after the first, sessions are resumed (the
+# server says which in X-Resumed, recorded as the backend).
+expect_exit 0 "$ZERODROP" load "$url" --cacert "$WORK/local.pem" --rate 50 -d 1s --no-keepalive \
+  -c 1 --backend-header X-Resumed --records "$WORK/resume.ndjson"
 expect_grep "^requests 50  ok 50  failed 0" "$WORK/out"
 expect_grep "connections opened 50$" "$WORK/out"
+resumed=$(grep -c '"backend":"resumed"' "$WORK/resume.ndjson" || true)
+[ "$resumed" -ge 45 ] || fail "only $resumed of 50 TLS connections resumed a session"
 
 # Not trusted without --cacert: each request a connect_error, and the summary says why.
 expect_exit 1 "$ZERODROP" load "$url" --rate 20 -d 1s --json "$WORK/untrusted.json"
