@@ -34,3 +34,15 @@ free_port() {
 expect_grep() {
   grep -Eq -- "$1" "$2" || { echo "--- $2"; cat "$2"; fail "no match for '$1' in $2"; }
 }
+
+# For the https tests (they need the openssl command and python3).
+make_cert() {  # make_cert NAME SAN: a self-signed certificate and key in $WORK/NAME.{pem,key}
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+    -keyout "$WORK/$1.key" -out "$WORK/$1.pem" -subj "/CN=$1" -addext "subjectAltName=$2" \
+    2>"$WORK/openssl.err" || { cat "$WORK/openssl.err"; fail "openssl could not make a certificate"; }
+}
+start_tls_server() {  # start_tls_server PORT CERT KEY: tls_server.py ("-" "-": plain http)
+  python3 "$SOURCE_DIR/tests/e2e/tls_server.py" "$@" >"$WORK/server-$1.log" 2>&1 &
+  for _ in $(seq 100); do grep -q listening "$WORK/server-$1.log" && return 0; sleep 0.05; done
+  cat "$WORK/server-$1.log"; fail "the test server on port $1 did not start"
+}

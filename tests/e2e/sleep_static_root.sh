@@ -97,9 +97,22 @@ if [ -x "$GRACEFUL" ]; then
   expect_exit 0 run_in_root "$root" /zerodrop load --rate 200 --duration 1s \
       "http://127.0.0.1:$port/"
   expect_grep "200" "$WORK/out"
+  # https too: the static OpenSSL needs no file of the root; the root has no trust store, so
+  # the server's certificate is refused until --cacert names it.
+  if command -v openssl >/dev/null && command -v python3 >/dev/null; then
+    make_cert root "IP:127.0.0.1"
+    cp "$WORK/root.pem" "$root/ca.pem"
+    tls_port=$(free_port)
+    start_tls_server "$tls_port" "$WORK/root.pem" "$WORK/root.key"
+    expect_exit 0 run_in_root "$root" /zerodrop load --cacert /ca.pem -n 10 --duration 2s \
+        "https://127.0.0.1:$tls_port/"
+    expect_grep "^requests 10  ok 10  failed 0" "$WORK/out"
+    expect_exit 1 run_in_root "$root" /zerodrop load -n 2 --duration 2s "https://127.0.0.1:$tls_port/"
+    expect_grep "connect_error, first: TLS handshake: certificate verify failed" "$WORK/out"
+  fi
   kill -TERM "$pid1"
   got=0; wait "$pid1" || got=$?
   [ "$got" = 0 ] || { cat "$WORK/pid1.err"; fail "zerodrop run + graceful in the empty root exited $got after SIGTERM"; }
 fi
-echo "ok: sleep contract; static zerodrop-sleep, zerodrop (sleep, run, load) and graceful run with"
+echo "ok: sleep contract; static zerodrop-sleep, zerodrop (sleep, run, load, https) and graceful run with"
 echo "    env -i in a root holding nothing but the binaries"
