@@ -27,23 +27,42 @@ void DisruptionTracker::add(Duration intended, bool failed) {
   flags_[slot].fetch_or(failed ? kFailure : kSuccess, std::memory_order_relaxed);
 }
 
-double DisruptionTracker::longest_s() const {
+DisruptionTracker::Failures DisruptionTracker::failures() const {
   // A stretch runs from the first failing slot after a success to the last failing slot before
-  // the next success; slots where no request was intended neither extend nor break it.
+  // the next success; slots where no request was intended neither extend nor break it. A slot
+  // holding a failure counts for first/last even when it also holds a success.
   size_t longest = 0;
+  size_t longest_start = 0;
   bool in_stretch = false;
-  size_t first = 0;
+  size_t start = 0;
+  bool any = false;
+  size_t first_failure = 0;
+  size_t last_failure = 0;
   for (size_t i = 0; i < slots_; ++i) {
     uint8_t f = flags_[i].load(std::memory_order_relaxed);
+    if (f & kFailure) {
+      first_failure = any ? first_failure : i;
+      last_failure = i;
+      any = true;
+    }
     if (f & kSuccess) {
       in_stretch = false;
     } else if (f == kFailure) {
-      first = in_stretch ? first : i;
+      start = in_stretch ? start : i;
       in_stretch = true;
-      longest = std::max(longest, i - first + 1);
+      if (i - start + 1 > longest) {
+        longest = i - start + 1;
+        longest_start = start;
+      }
     }
   }
-  return to_seconds(width_ * static_cast<int64_t>(longest));
+  auto at = [this](size_t slots) {
+    return to_seconds(width_ * static_cast<int64_t>(slots));
+  };
+  if (!any) {
+    return {};
+  }
+  return {at(longest), at(longest_start), at(first_failure), at(last_failure + 1)};
 }
 
 }  // namespace zerodrop::load

@@ -19,10 +19,20 @@ class DisruptionTracker {
 public:
   explicit DisruptionTracker(Duration duration);
 
+  // Where failures fell on the timeline, in seconds since the run's start (multiples of the slot
+  // width). All zero when nothing failed.
+  struct Failures {
+    double longest_s = 0;        // the longest stretch (the disruption)
+    double longest_start_s = 0;  // where it began
+    double first_s = 0;          // the first failing slot
+    double last_s = 0;           // the end of the last failing slot
+  };
+
   // Notes one finished request by its intended send time since the run's start.
   void add(Duration intended, bool failed);
-  // The longest stretch, in seconds (a multiple of the slot width).
-  double longest_s() const;
+  Failures failures() const;
+
+  double longest_s() const { return failures().longest_s; }
 
   Duration slot_width() const { return width_; }
 

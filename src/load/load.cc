@@ -81,7 +81,11 @@ Summary run(const Options& options, const Hooks& hooks) {
   }
   Summary summary =
       summarize(total, to_seconds(finished - context.start), to_seconds(stopped - context.start));
-  summary.disruption_s = disruption.longest_s();
+  DisruptionTracker::Failures failures = disruption.failures();
+  summary.disruption_s = failures.longest_s;
+  summary.disruption_start_s = failures.longest_start_s;
+  summary.first_failure_s = failures.first_s;
+  summary.last_failure_s = failures.last_s;
   summary.interrupted = interrupted;
   return summary;
 }

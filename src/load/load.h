@@ -67,6 +67,11 @@ struct Summary {
   double rate_achieved = 0;  // requests sent per second of wall time
   double elapsed_s = 0;
   double disruption_s = 0;  // longest stretch of consecutive failures, in seconds
+  // By intended send time, seconds since the start (0 when nothing failed): where the longest
+  // stretch began, and the span from the first failure to the end of the last one.
+  double disruption_start_s = 0;
+  double first_failure_s = 0;
+  double last_failure_s = 0;
 
   // Latency from the intended send time (no coordinated omission) and service time from the
   // actual send, in milliseconds.

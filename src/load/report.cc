@@ -40,8 +40,10 @@ std::string format_summary(const Summary& s) {
         out += fmt::format("  {}, first: {}\n", record::kOutcomeNames[i], s.first_error[i]);
       }
     }
-    out += fmt::format("disruption {:.3f}s (longest stretch of consecutive failures)\n",
-                       s.disruption_s);
+    out += fmt::format(
+        "disruption {:.3f}s from {:.3f}s (longest stretch of consecutive failures); failures "
+        "between {:.3f}s and {:.3f}s\n",
+        s.disruption_s, s.disruption_start_s, s.first_failure_s, s.last_failure_s);
   }
   const auto& l = s.latency_ms;
   out += fmt::format("latency   p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  (from intended send)\n",
@@ -84,6 +86,9 @@ std::string summary_json(const Summary& s) {
       {"latency_ms", percentiles_json(s.latency_ms)},
       {"service_ms", percentiles_json(s.service_ms)},
       {"disruption_s", s.disruption_s},
+      {"disruption_start_s", s.disruption_start_s},
+      {"first_failure_s", s.first_failure_s},
+      {"last_failure_s", s.last_failure_s},
       {"connections_opened", s.connections_opened},
       {"interrupted", s.interrupted},
   };

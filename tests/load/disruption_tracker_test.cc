@@ -14,6 +14,10 @@ TEST(DisruptionTracker, LongestStretchOfFailuresByIntendedTime) {
     t.add(std::chrono::milliseconds(ms), failed);
   }
   EXPECT_NEAR(t.longest_s(), 0.291, 0.0005);  // failures intended at 200..490 ms
+  DisruptionTracker::Failures f = t.failures();
+  EXPECT_NEAR(f.longest_start_s, 0.200, 0.0005);
+  EXPECT_NEAR(f.first_s, 0.200, 0.0005);
+  EXPECT_NEAR(f.last_s, 0.741, 0.0005);  // the end of the slot of the failure at 740 ms
 }
 
 TEST(DisruptionTracker, OrderOfCompletionDoesNotMatter) {
@@ -30,6 +34,7 @@ TEST(DisruptionTracker, NoFailureNoDisruptionAndLongRunsStayBounded) {
   DisruptionTracker t(24h);
   t.add(1h, false);
   EXPECT_EQ(t.longest_s(), 0);
+  EXPECT_EQ(t.failures().last_s, 0);
   EXPECT_GE(t.slot_width(), 24h / 1'000'000);
   t.add(48h, true);  // past the end: lands in the last slot
   EXPECT_GT(t.longest_s(), 0);

@@ -89,6 +89,10 @@ TEST(Load, RefusedConnections) {
   expect_all(r, Outcome::connect_refused);
   EXPECT_FALSE(r.records.front().sent) << "a refused request was never sent";
   EXPECT_GT(r.summary.disruption_s, 0.1);
+  // Every request failed: the failures span the run, and the longest stretch lies within it.
+  EXPECT_EQ(r.summary.first_failure_s, 0);
+  EXPECT_GE(r.summary.last_failure_s, r.summary.disruption_start_s + r.summary.disruption_s);
+  EXPECT_EQ(r.summary.disruption_start_s, 0);
 }
 
 TEST(Load, ResetBeforeResponse) {

@@ -17,6 +17,9 @@ Summary example() {
   s.rate_achieved = 99.5;
   s.latency_ms.p50 = 1.5;
   s.disruption_s = 0.25;
+  s.disruption_start_s = 1.5;
+  s.first_failure_s = 1.4;
+  s.last_failure_s = 2;
   s.connections_opened = 4;
   s.first_error[static_cast<size_t>(record::Outcome::connect_error)] = "TLS handshake: x";
   return s;
@@ -36,6 +39,9 @@ TEST(Report, JsonHasTheDocumentedFields) {
     EXPECT_TRUE(j["latency_ms"].contains(key)) << key;
   }
   EXPECT_EQ(j["disruption_s"], 0.25);
+  EXPECT_EQ(j["disruption_start_s"], 1.5);
+  EXPECT_EQ(j["first_failure_s"], 1.4);
+  EXPECT_EQ(j["last_failure_s"], 2);
   EXPECT_EQ(j["connections_opened"], 4);
   EXPECT_EQ(j["first_errors"]["connect_error"], "TLS handshake: x");
   EXPECT_EQ(j["first_errors"].size(), 1u) << "only classes with a message";
@@ -44,7 +50,10 @@ TEST(Report, JsonHasTheDocumentedFields) {
 TEST(Report, TextNamesFailureClasses) {
   std::string text = format_summary(example());
   EXPECT_NE(text.find("http_502 3"), std::string::npos) << text;
-  EXPECT_NE(text.find("disruption 0.250s"), std::string::npos) << text;
+  EXPECT_NE(text.find("disruption 0.250s from 1.500s (longest stretch of consecutive failures); "
+                      "failures between 1.400s and 2.000s\n"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("  connect_error, first: TLS handshake: x\n"), std::string::npos) << text;
   EXPECT_NE(format_interval(example()).find("http_502 3"), std::string::npos);
 }
