@@ -1,6 +1,7 @@
 #include "audit/audit.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <span>
@@ -162,17 +163,19 @@ Report audit_paths(const Options& options) {
 
 Summary audit_stream(const Options& options, Sink& sink) {
   std::vector<std::string> files = kube::expand_paths(options.paths);
-  // Calls fn(text) with a file's text. Stdin cannot be read twice: its text is kept.
-  std::optional<kube::FileText> stdin_text;
+  // Calls fn(text) with a file's text. Stdin and pipes (`<(helm template …)`) cannot be read
+  // twice: their text is kept for the second pass.
+  std::map<std::string, kube::FileText> streams;
   auto with_file = [&](const std::string& path, auto fn) {
-    if (path != "-") {
+    if (!kube::is_stream(path)) {
       fn(kube::read_file(path, options.limits));
       return;
     }
-    if (!stdin_text) {
-      stdin_text = kube::read_file(path, options.limits);
+    auto it = streams.find(path);
+    if (it == streams.end()) {
+      it = streams.emplace(path, kube::read_file(path, options.limits)).first;
     }
-    fn(*stdin_text);
+    fn(it->second);
   };
 
   // Pass 1: where every routing object is and what it matches on, parsing only the documents

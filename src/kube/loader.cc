@@ -157,23 +157,37 @@ std::string LoadProblem::str() const {
   return fmt::format("{}:{}:{}: {}", file, mark.line, mark.column, message);
 }
 
+bool is_stream(const std::string& path) {
+  std::error_code ec;
+  return path == "-"
+         || (fs::exists(path, ec) && !fs::is_regular_file(path, ec) && !fs::is_directory(path, ec));
+}
+
 std::vector<std::string> expand_paths(const std::vector<std::string>& paths) {
   std::vector<std::string> out;
   for (const std::string& path : paths) {
     std::error_code ec;
-    if (path == "-" || fs::is_regular_file(path, ec)) {
-      out.push_back(path);
+    if (path == "-" || fs::is_regular_file(path, ec) || is_stream(path)) {
+      out.push_back(path);  // a file named outright is read whatever its name, pipes included
       continue;
     }
     if (!fs::is_directory(path, ec)) {
       throw Error(fmt::format("{}: no such file or folder", path));
     }
     std::vector<std::string> found;
-    for (auto it = fs::recursive_directory_iterator(path, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      if (it->is_regular_file(ec) && wanted(it->path())) {
+    auto it = fs::recursive_directory_iterator(path, ec);
+    for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      std::error_code entry_ec;  // a dangling symlink is skipped, not the end of the folder
+      if (it->is_regular_file(entry_ec) && wanted(it->path())) {
         found.push_back(it->path().string());
       }
+    }
+    if (ec) {
+      throw Error(fmt::format("{}: cannot read the folder: {}", path, ec.message()));
+    }
+    if (found.empty()) {
+      // Named on purpose: a CI gate that audits nothing must not pass silently.
+      throw Error(fmt::format("{}: no *.yaml, *.yml or *.json file in this folder", path));
     }
     std::sort(found.begin(), found.end());
     out.insert(out.end(), found.begin(), found.end());

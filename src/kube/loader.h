@@ -37,9 +37,13 @@ struct Loaded {
   int64_t bytes = 0;
 };
 
-// The files PATHS name, in order: a file itself, a folder's *.yaml, *.yml and *.json files
-// (recursively, sorted), "-" for stdin. Throws Error for a path that does not exist.
+// The files PATHS name, in order: a file itself (a pipe too), a folder's *.yaml, *.yml and *.json
+// files (recursively, sorted), "-" for stdin. Throws Error for a path that does not exist, a
+// folder that cannot be read or holds no such file.
 std::vector<std::string> expand_paths(const std::vector<std::string>& paths);
+
+// Whether PATH can be read only once: "-" (stdin), a pipe or a device.
+bool is_stream(const std::string& path);
 
 // Which documents to read: called with each document's 0-based index and text before it is
 // parsed; a document it rejects is skipped unread (no object, no problem). Empty reads all.

@@ -41,6 +41,13 @@ void check_numbers(const Options& options) {
     throw Error(
         fmt::format("--rate: expected 0 or more requests per second, got {}", options.rate));
   }
+  // Bounds that keep every intended send time exact and finite: beyond 10 million a second the
+  // schedule means nothing (use --rate 0), below one a thousand seconds nothing would be sent.
+  if (options.rate > 0 && (options.rate < 0.001 || options.rate > 1e7)) {
+    throw Error(fmt::format(
+        "--rate: expected 0 (as fast as possible) or 0.001 to 10000000 requests per second, got {}",
+        options.rate));
+  }
   if (options.duration <= Duration::zero()) {
     throw Error("--duration: must be more than 0");
   }

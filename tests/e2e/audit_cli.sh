@@ -77,6 +77,21 @@ expect_grep 'big.yaml:1:1: error: larger than the limit of 1048576 bytes' "$WORK
 expect_exit 1 sh -c "cat '$DATA/argo-rollout.yaml' | '$ZERODROP' audit --format json -"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["findings"][0]["file"]=="<stdin>", d' "$WORK/out" \
   || fail "stdin findings should name <stdin>"
+# A pipe (`<(helm template …)`) is read once and kept for both passes: the same findings as the file.
+findings() { python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["findings"]))' "$WORK/out"; }
+expect_exit 1 "$ZERODROP" audit --format json "$DATA/argo-rollout.yaml"
+from_file=$(findings)
+expect_exit 1 bash -c "'$ZERODROP' audit --format json <(cat '$DATA/argo-rollout.yaml')"
+[ "$(findings)" = "$from_file" ] && [ "$from_file" -gt 0 ] \
+  || fail "a pipe gave $(findings) findings, the file $from_file"
+# A folder with nothing to audit is an error, not a silent pass; a dangling link is skipped.
+mkdir -p "$WORK/empty" "$WORK/linked"
+expect_exit 2 "$ZERODROP" audit "$WORK/empty"
+expect_grep "empty: no \*.yaml, \*.yml or \*.json file in this folder" "$WORK/err"
+ln -s "$WORK/nowhere.yaml" "$WORK/linked/a-dangling.yaml"
+cp "$DATA/argo-rollout.yaml" "$WORK/linked/b.yaml"
+expect_exit 1 "$ZERODROP" audit "$WORK/linked"
+expect_grep "audited 1 file" "$WORK/out"
 expect_exit 1 "$ZERODROP" audit --format github "$DATA/argo-rollout.yaml"
 expect_grep '^::error file=.*argo-rollout.yaml,line=[0-9]+,col=[0-9]+,title=prestop-binary-missing \(deregistration-race\)::' "$WORK/out"
 

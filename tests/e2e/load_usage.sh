@@ -4,6 +4,11 @@ source "$(dirname "$0")/lib.sh"
 
 expect_exit 2 "$ZERODROP" load http://127.0.0.1:1/ --rate x
 expect_grep "^zerodrop: error: --rate: expected a number, got 'x'$" "$WORK/err"
+# Rates whose schedule is meaningless are refused, not run (1e308 used to spin forever).
+for rate in 1e308 1e-300 20000000; do
+  expect_exit 2 timeout 10 "$ZERODROP" load http://127.0.0.1:1/ --rate "$rate" -d 1s
+  expect_grep "^zerodrop: error: --rate: expected 0 \(as fast as possible\) or 0.001 to 10000000" "$WORK/err"
+done
 expect_exit 2 "$ZERODROP" load ftp://127.0.0.1:1/
 expect_grep "unsupported scheme 'ftp'" "$WORK/err"
 expect_exit 2 "$ZERODROP" load https://127.0.0.1:1/ --cacert "$WORK/missing.pem"

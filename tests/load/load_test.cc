@@ -279,6 +279,10 @@ TEST(Load, RejectsBadInputBeforeSending) {
   o = quick("http://127.0.0.1:1/");
   o.rate = -1;
   EXPECT_THROW(run(o, {}), Error);
+  for (double rate : {1e308, 1e-300, 2e7}) {  // a schedule that would spin or overflow
+    o.rate = rate;
+    EXPECT_THROW(run(o, {}), Error) << rate;
+  }
   o.targets.clear();
   EXPECT_THROW(run(o, {}), Error);
 }
