@@ -265,8 +265,9 @@ int run_lab(const CLI::App& app, const Flags& f) {
     return lab::run_demo(own_dir() + "/examples", out, std::cout);
   }
   lab::Options options = to_options(app, f);
-  std::cerr << "zerodrop lab: run folder " << (options.out_dir.empty() ? "(new)" : options.out_dir)
-            << "\n";
+  options.on_run_dir = [](const std::string& dir) {
+    std::cerr << "zerodrop lab: run folder " << dir << "\n";
+  };
   lab::Result result = lab::run(options);
   diagnose::Diagnosis diagnosis = diagnose::diagnose(result.run, {});
   report::print_terminal(std::cout, result.run, diagnosis, {}, report::is_terminal(stdout));

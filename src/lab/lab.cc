@@ -232,6 +232,9 @@ Result run(const Options& o) {
   RolloutLimits limits = resolve_limits(o);
   Result result;
   result.out_dir = make_run_dir(o.out_dir);
+  if (o.on_run_dir) {
+    o.on_run_dir(result.out_dir);
+  }
   SteadyClock clock;
   Recorder recorder(result.out_dir, clock);
   std::vector<std::unique_ptr<Router>> routers = start_routers(o, recorder);

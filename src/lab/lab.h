@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 
@@ -35,6 +36,9 @@ struct Options {
   std::string out_dir;                                // empty: a new folder under $TMPDIR
   bool live = false;                                  // a live line per second on stderr
   std::map<std::string, std::string> scenario;        // extra entries for the report
+  // Called with the run folder as soon as it exists, before anything can fail in it: a run that
+  // stops on an error still says where its partial record is.
+  std::function<void(const std::string& out_dir)> on_run_dir;
 };
 
 struct Result {

@@ -4,6 +4,12 @@ source "$(dirname "$0")/lib.sh"
 
 expect_exit 2 "$ZERODROP" lab --out "$WORK/a" -- zerodrop-no-such-server --port '{port}'
 expect_grep "^zerodrop: error: cannot run 'zerodrop-no-such-server': not found in PATH$" "$WORK/err"
+# Without --out, the error still says where the partial record is.
+expect_exit 2 env TMPDIR="$WORK" "$ZERODROP" lab -- /nonexistent/server --port '{port}'
+expect_grep "^zerodrop lab: run folder $WORK/zerodrop-lab-" "$WORK/err"
+expect_grep "^zerodrop: error: cannot run '/nonexistent/server'" "$WORK/err"
+folder=$(sed -n 's/^zerodrop lab: run folder //p' "$WORK/err")
+[ -f "$folder/events.ndjson" ] || fail "the run folder $folder named on stderr has no events.ndjson"
 
 expect_exit 2 "$ZERODROP" lab --propagation soon -- true
 expect_grep "^zerodrop: error: --propagation: expected 2s, 1s..4s or p50=1s,p99=6s, got 'soon'$" \
