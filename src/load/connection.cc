@@ -32,12 +32,6 @@ Outcome connect_outcome(const error_code& ec) {
   return Outcome::connect_error;
 }
 
-bool is_address(const std::string& host) {
-  error_code ec;
-  asio::ip::make_address(host, ec);
-  return !ec;
-}
-
 // "certificate verify failed (SSL routines): self-signed certificate": OpenSSL's reason, and
 // the verification's when that is what failed.
 std::string handshake_error(const error_code& ec, SSL* ssl) {
@@ -99,7 +93,7 @@ void Connection::open(TimePoint now) {
     // own reason ("IP address mismatch"); SNI carries names only (RFC 6066).
     SSL* ssl = tls_->native_handle();
     const std::string& name = planned.server_name;
-    if (is_address(name)) {
+    if (planned.server_name_is_address) {
       X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name.c_str());
     } else {
       SSL_set_tlsext_host_name(ssl, name.c_str());

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <boost/asio/ip/address.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <fmt/format.h>
 
@@ -142,6 +143,9 @@ PlanTarget make_target(Plan& plan, const Options& options, const Target& target)
   http::RequestSpec last = spec;
   last.connection = http::ConnectionHeader::close;
   PlanEndpoint to{resolve(url.host), url.port, url.tls, url.tls ? url.host : std::string()};
+  boost::system::error_code not_an_address;
+  asio::ip::make_address(url.host, not_an_address);
+  to.server_name_is_address = url.tls && !not_an_address;
   uint32_t endpoint = endpoint_index(plan, std::move(to));
   if (url.tls && !plan.tls) {
     plan.tls = make_tls_context(options);
