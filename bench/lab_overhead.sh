@@ -17,7 +17,6 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$WORK"; }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_port() {
   for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done
   echo "lab_overhead: nothing listens on port $1" >&2; cat "$WORK"/*.log "$WORK"/nginx/error.log >&2 2>/dev/null; exit 1
@@ -30,7 +29,7 @@ pids+=("$NGINX_PID")
 backend=$NGINX_PORT
 
 # HAProxy in both roles, one thread.
-hl4=$(free_port); hl7=$(free_port)
+hl4=$(bench_free_port); hl7=$(bench_free_port)
 cat >"$WORK/haproxy.cfg" <<CONF
 global
   nbthread 1
@@ -58,7 +57,7 @@ CONF
 "$HAPROXY" -f "$WORK/haproxy.cfg" -db >"$WORK/haproxy.log" 2>&1 & pids+=($!)
 
 # The lab's routers, alone in front of the same backend.
-zl4=$(free_port); zl7=$(free_port)
+zl4=$(bench_free_port); zl7=$(bench_free_port)
 "$ZERODROP" lab --router-only l4 --listen "127.0.0.1:$zl4" --backend "127.0.0.1:$backend" >/dev/null & pids+=($!)
 "$ZERODROP" lab --router-only l7 --listen "127.0.0.1:$zl7" --backend "127.0.0.1:$backend" >/dev/null & pids+=($!)
 for p in $backend $hl4 $hl7 $zl4 $zl7; do wait_port "$p"; done

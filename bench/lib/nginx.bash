@@ -5,17 +5,21 @@
 # answers, and sets NGINX_URL, NGINX_PORT and NGINX_PID. The caller kills NGINX_PID at exit.
 # With NGINX_TLS=1 it also serves https with a fresh self-signed certificate (for 127.0.0.1) and
 # sets NGINX_TLS_URL and NGINX_TLS_CERT.
+bench_free_port() {  # a TCP port free on 127.0.0.1 now (the kernel's pick)
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 start_nginx() {
   local dir=$1; shift
   local nginx
   nginx=$(command -v nginx || echo /usr/sbin/nginx)
   [ -x "$nginx" ] || { echo "bench: nginx is missing (scripts/setup.sh bench)" >&2; return 2; }
-  NGINX_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  NGINX_PORT=$(bench_free_port)
   mkdir -p "$dir"
   local tls_server=""
   if [ -n "${NGINX_TLS:-}" ]; then
     local tls_port
-    tls_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    tls_port=$(bench_free_port)
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
       -keyout "$dir/tls.key" -out "$dir/tls.pem" -subj /CN=127.0.0.1 \
       -addext subjectAltName=IP:127.0.0.1 2>"$dir/openssl.log" \

@@ -18,7 +18,7 @@ class H(http.server.BaseHTTPRequestHandler):
     def log_message(self, *a): pass
 http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
 PY
-app_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+app_port=$(free_port)
 "$ZERODROP" run --listen 127.0.0.1:0 --to "127.0.0.1:$app_port" --delay 1s --drain-timeout 10s \
   -- python3 "$WORK/app.py" "$app_port" >"$WORK/run.out" 2>"$WORK/run.err" &
 run_pid=$!
@@ -71,7 +71,7 @@ got=0; wait $run_pid || got=$?
 [ "$got" = 143 ] || { cat "$WORK/run.err"; fail "zerodrop run exited $got, expected the app's 143"; }
 
 # Upstream down: 502 with Connection: close, not a hang or a reset.
-dead_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+dead_port=$(free_port)
 "$ZERODROP" run --delay 0s --listen 127.0.0.1:0 --to "127.0.0.1:$dead_port" -- sleep 30 2>"$WORK/run2.err" &
 run_pid=$!
 for _ in $(seq 200); do grep -qs "proxy on" "$WORK/run2.err" && break; sleep 0.05; done
