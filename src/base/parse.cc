@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/int_or_percent.h"
 
 namespace zerodrop {
 
@@ -34,13 +35,7 @@ int64_t parse_integer(std::string_view text, std::string_view what, int64_t min,
 
 int64_t parse_int_or_percent(std::string_view text, std::string_view what, int64_t total,
                              Round round) {
-  if (!text.empty() && text.back() == '%') {
-    int64_t percent = parse_integer(text.substr(0, text.size() - 1), what, 0, 100);
-    // Integer arithmetic, as Kubernetes' GetScaledValueFromIntOrPercent does.
-    int64_t scaled = percent * total;
-    return round == Round::up ? (scaled + 99) / 100 : scaled / 100;
-  }
-  return parse_integer(text, what, 0, 1'000'000);
+  return IntOrPercent::parse(text, what).resolve(total, round);
 }
 
 }  // namespace zerodrop
