@@ -250,6 +250,12 @@ std::string own_dir() {
   return exe.substr(0, exe.rfind('/'));
 }
 
+// Every lab run ends the same way: diagnosis, terminal report, report files and run.json.
+diagnose::Diagnosis finish(const record::RunFolder& folder, const record::RunRecord& run,
+                           std::ostream& out) {
+  return report::finish_run(folder, run, out, {.tty = report::is_terminal(stdout)});
+}
+
 int run_lab(const CLI::App& app, const Flags& f) {
   if (!f.router_only.empty()) {
     lab::run_router_only(f.router_only == "l7" ? lab::Dataplane::l7 : lab::Dataplane::l4, f.listen,
@@ -262,17 +268,14 @@ int run_lab(const CLI::App& app, const Flags& f) {
       char pattern[] = "/tmp/zerodrop-demo-XXXXXX";
       out = ::mkdtemp(pattern) != nullptr ? pattern : "/tmp";
     }
-    return lab::run_demo(own_dir() + "/examples", out, std::cout);
+    return lab::run_demo(own_dir() + "/examples", out, std::cout, finish);
   }
   lab::Options options = to_options(app, f);
   options.on_run_dir = [](const std::string& dir) {
     std::cerr << "zerodrop lab: run folder " << dir << "\n";
   };
   lab::Result result = lab::run(options);
-  diagnose::Diagnosis diagnosis = diagnose::diagnose(result.run, {});
-  report::print_terminal(std::cout, result.run, diagnosis, {}, report::is_terminal(stdout));
-  report::write_reports(result.out_dir, result.run, diagnosis);
-  report::write_run_json(result.out_dir, result.run);
+  diagnose::Diagnosis diagnosis = finish(record::RunFolder(result.out_dir), result.run, std::cout);
   std::cout << "run folder: " << result.out_dir << "\n";
   if (result.interrupted) {
     return to_int(ExitCode::interrupted);

@@ -6,8 +6,10 @@
 #include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,7 @@
 #include "load/input.h"
 #include "load/load.h"
 #include "load/report.h"
+#include "record/run_folder.h"
 #include "record/run_record.h"
 
 namespace zerodrop::cli {
@@ -68,6 +71,7 @@ struct Flags {
   std::string interval = "1s";
   std::string json;
   std::string records;
+  std::string out;
   std::string max_failures = "0";
   std::string threads = "1";
   std::string requests = "0";
@@ -85,6 +89,7 @@ Examples:
   zerodrop load http://127.0.0.1:8080/api -H 'Authorization: Bearer x' --json summary.json
   zerodrop load http://127.0.0.1:8080/ --rate 0 --connections 64 --duration 10s   # throughput
   zerodrop load --targets targets.txt --records requests.ndjson --max-failures 5
+  zerodrop load https://shop.example/ -d 5m --out run/ && zerodrop report run/   # a deploy by hand
   zerodrop load https://shop.example/ --cacert ca.pem   # TLS; -k skips verification
 
 Exit codes: 0 no failure beyond --max-failures, 1 more failures, 2 usage or input error,
@@ -128,6 +133,9 @@ void add_flags(CLI::App& app, Flags& f) {
       ->capture_default_str();
   app.add_option("--json", f.json, "write the summary as JSON to FILE");
   app.add_option("--records", f.records, "stream one NDJSON line per request to FILE");
+  app.add_option("--out", f.out,
+                 "write a run folder (requests, the disruption, run.json) that "
+                 "'zerodrop report DIR' renders");
   app.add_option("--max-failures", f.max_failures, "failures allowed before exit code 1")
       ->capture_default_str();
   app.add_option("--threads", f.threads, "event-loop threads")->capture_default_str();
@@ -189,43 +197,86 @@ void write_text(const std::string& path, const std::string& text, std::string_vi
   }
 }
 
-// Streams records to --records; one line per request, serialized under a lock (threads > 1).
-class RecordFile {
+// Streams each finished request to --records and into --out's run folder, one NDJSON line
+// each, under one lock: the engine's threads call it concurrently (--threads). Nothing is kept in
+// memory, so a long run stays flat.
+class RecordStreams {
 public:
-  explicit RecordFile(const std::string& path) : path_(path), out_(path) {
-    if (!out_) {
-      throw Error(fmt::format("--records: cannot write {}", path));
+  explicit RecordStreams(const Flags& f) {
+    if (!f.records.empty()) {
+      records_path_ = f.records;
+      records_.open(f.records);
+      if (!records_) {
+        throw Error(fmt::format("--records: cannot write {}", f.records));
+      }
+    }
+    if (!f.out.empty()) {
+      folder_.emplace(record::RunFolder(f.out), record::Traffic::requests);
     }
   }
 
+  bool empty() const { return !records_.is_open() && !folder_; }
+
   void write(const record::RequestRecord& r) {
     std::lock_guard lock(mutex_);
-    record::write_ndjson(out_, r);
+    if (records_.is_open()) {
+      record::write_ndjson(records_, r);
+    }
+    if (folder_) {
+      folder_->write(r);
+    }
   }
 
-  void close() {
-    out_.close();
-    if (!out_) {
-      throw Error(fmt::format("--records: cannot write {}", path_));
+  // Closes --records; for --out, adds the disruption and run.json, which `zerodrop report`
+  // needs to draw the run. Throws Error naming a file it cannot write.
+  void close(const load::Summary& summary, const Flags& f) {
+    if (records_.is_open()) {
+      records_.close();
+      if (!records_) {
+        throw Error(fmt::format("--records: cannot write {}", records_path_));
+      }
+    }
+    if (folder_) {
+      for (const record::Event& e : load::disruption_events(summary)) {
+        folder_->write(e);
+      }
+      folder_->close();
+      folder_->folder().write_run_json(run_of(summary, f));
     }
   }
 
 private:
-  std::string path_;
+  static record::RunRecord run_of(const load::Summary& s, const Flags& f) {
+    record::RunRecord run;
+    run.engine = "load";
+    run.end = std::chrono::duration_cast<record::Micros>(from_seconds(s.elapsed_s));
+    std::map<std::string, std::string>& x = run.scenario.extra;
+    x["url"] = f.url.empty() ? fmt::format("--targets {}", f.targets) : f.url;
+    x["method"] = f.method;
+    x["rate"] = f.rate;
+    x["duration"] = f.duration;
+    x["connections"] = f.connections;
+    x["keepalive"] = f.keepalive ? "on" : "off";
+    x["timeout"] = f.timeout;
+    x["ok_status"] = f.ok_status;
+    return run;
+  }
+
   std::mutex mutex_;
-  std::ofstream out_;
+  std::string records_path_;
+  std::ofstream records_;
+  std::optional<record::RunWriter> folder_;
 };
 
 int run_load(const Flags& f) {
   load::Options options = options_of(f);
   uint64_t max_failures =
       static_cast<uint64_t>(parse_integer(f.max_failures, "--max-failures", 0, INT64_MAX));
-  std::unique_ptr<RecordFile> records;
+  RecordStreams records(f);
   load::Hooks hooks;
-  if (!f.records.empty()) {
-    records = std::make_unique<RecordFile>(f.records);
+  if (!records.empty()) {
     hooks.on_record = [&records](const record::RequestRecord& r) {
-      records->write(r);
+      records.write(r);
     };
   }
   if (isatty(STDOUT_FILENO)) {
@@ -239,10 +290,12 @@ int run_load(const Flags& f) {
 
   load::Summary summary = load::run(options, hooks);
 
-  if (records) {
-    records->close();
-  }
+  records.close(summary, f);
   std::fputs(load::format_summary(summary).c_str(), stdout);
+  if (!f.out.empty()) {
+    std::printf("run folder: %s (render it with 'zerodrop report %s')\n", f.out.c_str(),
+                f.out.c_str());
+  }
   if (!f.json.empty()) {
     write_text(f.json, load::summary_json(summary), "--json");
   }

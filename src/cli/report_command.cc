@@ -90,9 +90,9 @@ int run_report(const Flags& f) {
   report::TerminalOptions terminal{colour_of(f.colour),
                                    static_cast<int>(parse_integer(f.width, "--width", 60, 1000))};
   diagnose::Options options = options_of(f);
-  record::RunRecord run = report::read_run(f.dir);
+  record::RunRecord run = record::RunFolder(f.dir).read();
   diagnose::Diagnosis diagnosis = diagnose::diagnose(run, options);
-  report::write_reports(f.out.empty() ? f.dir : f.out, run, diagnosis);
+  report::write_reports(record::RunFolder(f.out.empty() ? f.dir : f.out), run, diagnosis);
   if (f.json) {
     report::write_json(std::cout, run, diagnosis);
   } else {

@@ -9,6 +9,7 @@
 #include "base/parse.h"
 #include "cli/command.h"
 #include "kube/workload.h"
+#include "report/report.h"
 #include "sim/invocation.h"
 #include "sim/workload_options.h"
 
@@ -214,7 +215,12 @@ Runner setup_sim(CLI::App& app) {
   add_flags(app, *flags);
   app.footer(kFooter);
   return [flags, &app]() -> int {
-    return sim::run(to_invocation(*flags, app), std::cout);
+    sim::Invocation invocation = to_invocation(*flags, app);
+    invocation.finish = [](const std::optional<record::RunFolder>& folder,
+                           const record::RunRecord& run, std::ostream& out) {
+      report::finish_run(folder, run, out, {.tty = report::is_terminal(stdout)});
+    };
+    return sim::run(invocation, std::cout);
   };
 }
 

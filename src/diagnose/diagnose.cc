@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "base/parse.h"
 #include "diagnose/evidence.h"
 #include "diagnose/facts.h"
 #include "diagnose/fix.h"
@@ -56,18 +55,6 @@ std::vector<PodTraffic> traffic_of(const record::RunRecord& run, const Facts& fa
     p.failed[phase] += r.failed ? 1 : 0;
   }
   return traffic;
-}
-
-std::optional<int> scenario_replicas(const record::RunRecord& run) {
-  auto it = run.scenario.find("replicas");
-  if (it == run.scenario.end()) {
-    return std::nullopt;
-  }
-  try {
-    return static_cast<int>(parse_integer(it->second, "replicas", 0, 1 << 20));
-  } catch (const std::exception&) {
-    return std::nullopt;  // an unreadable setting weakens the advice, never the attribution
-  }
 }
 
 double percentile(std::vector<double>& sorted, double q) {
@@ -164,6 +151,58 @@ std::vector<HoleSummary> holes_of_buckets(const record::RunRecord& run) {
   return holes;
 }
 
+std::string disruption_text(const std::optional<Window>& w) {
+  if (!w) {
+    return {};
+  }
+  return fmt::format("; the longest disruption lasted {}, from {} to {}",
+                     duration_text(w->end - w->start), seconds_text(w->start),
+                     seconds_text(w->end));
+}
+
+// What a record of requests alone can say: each failure class and when it happened.
+std::string classes_over_time(const record::RunRecord& run, const Diagnosis& d) {
+  struct Span {
+    uint64_t count = 0;
+    Micros first{0}, last{0};
+  };
+
+  std::map<record::Outcome, Span> spans;
+  for (const RequestDiagnosis& f : d.failures) {
+    const record::RequestRecord& r = run.requests[f.index];
+    Micros t = r.sent.value_or(r.intended);
+    Span& span = spans[r.outcome];
+    span.first = span.count == 0 ? t : std::min(span.first, t);
+    span.last = std::max(span.last, t);
+    ++span.count;
+  }
+  std::vector<std::pair<record::Outcome, Span>> sorted(spans.begin(), spans.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.second.count > b.second.count; });
+  std::vector<std::string> parts;
+  for (const auto& [outcome, span] : sorted) {
+    parts.push_back(fmt::format("{} {} ({} to {})", record::to_string(outcome), span.count,
+                                seconds_text(span.first), seconds_text(span.last)));
+  }
+  return fmt::format(
+      "{} failed requests: {}{}; the record has no pod or router events, so no "
+      "hole can be named",
+      d.failures.size(), fmt::join(parts, ", "), disruption_text(d.disruption));
+}
+
+// Without pod and router events every failure is unexplained: say what the requests show, and
+// what would name the hole.
+void describe_traffic_only(const record::RunRecord& run, Diagnosis& d) {
+  for (HoleSummary& h : d.holes) {
+    h.evidence = classes_over_time(run, d);
+    h.fix = Fix{.summary = "record pod and router events to name the hole",
+                .why =
+                    "a hole is named from the state of the pod behind each failed request and from "
+                    "its router's update; this record holds the client's side only. Run the "
+                    "rollout under `zerodrop lab`, or record the pods' events with the requests"};
+  }
+}
+
 std::string conclusion_of(const Diagnosis& d, const Facts& facts) {
   if (d.verdict == Verdict::pass) {
     return fmt::format("no request failed ({} requests)", d.totals.requests);
@@ -173,6 +212,16 @@ std::string conclusion_of(const Diagnosis& d, const Facts& facts) {
     parts.push_back(fmt::format("{} {}", record::to_string(h.hole), h.requests));
   }
   std::string head = fmt::format("{} of {} requests failed", d.totals.failed, d.totals.requests);
+  if (facts.traffic_only()) {
+    std::vector<std::string> classes;
+    for (const auto& [name, n] : d.totals.by_class) {
+      classes.push_back(fmt::format("{} {}", name, n));
+    }
+    return fmt::format(
+        "{} ({}){}; with no pod or router events in the record, no hole can be "
+        "named",
+        head, fmt::join(classes, ", "), disruption_text(d.disruption));
+  }
   if (!d.rollout_related) {
     std::string why = facts.rollout_started() ? "" : " (no rollout happened in this run)";
     return fmt::format("{}, none with a rollout-related cause{}", head, why);
@@ -209,10 +258,7 @@ Diagnosis diagnose(const record::RunRecord& run, const Options& options) {
   d.traffic = traffic_of(run, facts);
   d.propagation = facts.propagation();
   measure_drain(run, facts, d);
-  RuleContext context{scenario_replicas(run), {}, d.drain_evidence};
-  if (auto it = run.scenario.find("readiness"); it != run.scenario.end()) {
-    context.readiness = it->second;
-  }
+  RuleContext context{run.scenario.replicas, run.scenario.readiness, d.drain_evidence};
   // Attribute every failed request, then group by hole with evidence, then compute the fixes.
   if (run.requests.empty() && !run.buckets.empty()) {
     d.totals = totals_of_buckets(run);
@@ -227,6 +273,10 @@ Diagnosis diagnose(const record::RunRecord& run, const Options& options) {
     d.holes = summarize(run, d.failures, facts, context);
   }
   add_fixes(run, options, d, facts, context);
+  d.disruption = facts.disruption();
+  if (facts.traffic_only() && !d.failures.empty()) {
+    describe_traffic_only(run, d);
+  }
   d.verdict = d.totals.failed == 0 ? Verdict::pass : Verdict::fail;
   d.rollout_related = std::any_of(d.holes.begin(), d.holes.end(),
                                   [](const HoleSummary& h) { return h.hole != Hole::unexplained; });

@@ -14,10 +14,9 @@ namespace zerodrop::diagnose {
 // Turns a run record into a diagnosis: the hole behind every failed request, one summary with
 // evidence per hole, and the settings that close it, computed from what the record measured.
 //
-// Scenario keys read from RunRecord::scenario (all optional; absent keys weaken the advice, never
-// the attribution): "prestop" ("none", "sleep:2", "exec:…", "http:/path"), "grace" ("30s"),
-// "readiness" ("http:/readyz", "tcp", "exec:…", "none"), "readiness_port" / "port", "replicas",
-// "max_surge", "max_unavailable", "container", "k8s_version".
+// The advice uses the typed settings of RunRecord::scenario: replicas, preStop delay, grace,
+// readiness probe, port and maxUnavailable. An absent one makes the advice less specific, never
+// the attribution different.
 
 struct Options {
   std::string k8s_version =
@@ -129,6 +128,12 @@ struct PodTraffic {
 
 enum class Verdict : uint8_t { pass, fail };
 
+// A stretch of the run, in times since its start.
+struct Window {
+  record::Micros start{0};
+  record::Micros end{0};
+};
+
 struct Diagnosis {
   Verdict verdict = Verdict::pass;
   Totals totals;
@@ -139,6 +144,9 @@ struct Diagnosis {
   Propagation propagation;
   std::optional<record::Micros> longest_drain;  // what the fix for grace must cover
   std::string drain_evidence;                   // where longest_drain comes from
+  // The longest stretch of consecutive failures, when the record has it (a load run's
+  // disruption_started and disruption_ended events).
+  std::optional<Window> disruption;
   bool rollout_related = false;  // some failure has a rollout cause (a hole other than unexplained)
   std::string conclusion;        // one sentence: pass, the holes, or "no rollout-related cause"
 };

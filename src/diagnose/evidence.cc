@@ -210,9 +210,9 @@ std::string readiness_evidence(const Group& g, const Facts& facts, const RuleCon
   } else {
     window = " before its readiness probe passed";
   }
-  std::string probe = context.readiness.empty()
-                          ? std::string()
-                          : fmt::format(" (readiness probe: {})", context.readiness);
+  std::string probe = context.readiness
+                          ? fmt::format(" (readiness probe: {})", context.readiness->text())
+                          : std::string();
   return fmt::format("{} to pod {} failed ({}){}{}{}", counted(top.requests.size(), "request"),
                      top.name, classes_text(top.requests), window, probe, top.others);
 }

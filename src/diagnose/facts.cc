@@ -91,6 +91,13 @@ bool marks_termination(const Event& e) {
 
 }  // namespace
 
+std::optional<Window> Facts::disruption() const {
+  if (!disruption_started_ || !disruption_ended_ || *disruption_ended_ < *disruption_started_) {
+    return std::nullopt;
+  }
+  return Window{*disruption_started_, *disruption_ended_};
+}
+
 Facts::Facts(const record::RunRecord& run) {
   std::vector<Event> events = run.events;
   std::stable_sort(events.begin(), events.end(),
@@ -112,6 +119,10 @@ Facts::Facts(const record::RunRecord& run) {
       set_first(rollout_started_, e.t);
     } else if (e.kind == EventKind::rollout_finished) {
       rollout_finished_ = e.t;
+    } else if (e.kind == EventKind::disruption_started) {
+      set_first(disruption_started_, e.t);
+    } else if (e.kind == EventKind::disruption_ended) {
+      disruption_ended_ = e.t;
     }
   }
   for (const Event& e : events) {

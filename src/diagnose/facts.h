@@ -52,6 +52,12 @@ public:
 
   std::optional<Micros> rollout_finished() const { return rollout_finished_; }
 
+  // The disruption the record states (disruption_started/ended events), if any.
+  std::optional<Window> disruption() const;
+
+  // Whether the record says nothing of pods or routers (a load run): no hole can be named.
+  bool traffic_only() const { return pods_.empty() && routers_.empty(); }
+
 private:
   std::vector<PodLife> pods_;
   std::map<std::string, size_t, std::less<>> pod_index_;
@@ -59,6 +65,7 @@ private:
   std::vector<record::Event> refusals_;  // router_refused, in time order
   std::vector<std::string> routers_;
   std::optional<Micros> rollout_started_, rollout_finished_;
+  std::optional<Micros> disruption_started_, disruption_ended_;
   static std::string termination_key(std::string_view router, std::string_view pod);
   std::unordered_map<std::string, Micros> terminations_;  // termination_key -> first apply
 };

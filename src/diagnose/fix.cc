@@ -17,36 +17,25 @@ using record::Hole;
 
 constexpr int kNativeSleepMinor = 30;  // preStop.sleep is beta (on by default) from v1.30
 
-std::string scenario_value(const FixInputs& in, const std::string& key) {
-  if (!in.scenario) {
-    return {};
-  }
-  auto it = in.scenario->find(key);
-  return it == in.scenario->end() ? std::string() : it->second;
-}
-
-// A duration setting of the scenario ("5s"), or nullopt when absent or unreadable.
-std::optional<Micros> scenario_duration(const FixInputs& in, const std::string& key) {
-  std::string text = scenario_value(in, key);
-  if (text.starts_with("sleep:")) {
-    text = text.substr(6);
-  }
-  try {
-    return text.empty()
-               ? std::nullopt
-               : std::optional(std::chrono::duration_cast<Micros>(parse_duration(text, key)));
-  } catch (const Error&) {
+// The scenario's preStop delay and grace period, when the run knew them.
+std::optional<Micros> prestop_delay(const FixInputs& in) {
+  if (!in.scenario || !in.scenario->prestop || !in.scenario->prestop->delay) {
     return std::nullopt;
   }
+  return std::chrono::duration_cast<Micros>(*in.scenario->prestop->delay);
+}
+
+std::optional<Micros> grace_period(const FixInputs& in) {
+  if (!in.scenario || !in.scenario->grace) {
+    return std::nullopt;
+  }
+  return std::chrono::duration_cast<Micros>(*in.scenario->grace);
 }
 
 // The container port for probe snippets; a named port "http" when the run did not fix one.
 std::string port_text(const FixInputs& in) {
-  for (const char* key : {"readiness_port", "port"}) {
-    std::string port = scenario_value(in, key);
-    if (!port.empty() && port != "0") {
-      return port;
-    }
+  if (in.scenario && in.scenario->port && *in.scenario->port != 0) {
+    return std::to_string(*in.scenario->port);
   }
   return "http";
 }
@@ -67,7 +56,7 @@ std::optional<int> prestop_seconds(const FixInputs& in) {
     return std::nullopt;
   }
   int needed = whole_seconds_up(in.propagation.max + margin(in));
-  auto current = scenario_duration(in, "prestop");
+  auto current = prestop_delay(in);
   return current ? std::max(needed, whole_seconds_up(*current)) : needed;
 }
 
@@ -80,7 +69,7 @@ int grace_needed(const FixInputs& in, int prestop) {
 // What to recommend: the need, or the current grace when that is already longer.
 int grace_seconds(const FixInputs& in, int prestop) {
   int needed = grace_needed(in, prestop);
-  auto current = scenario_duration(in, "grace");
+  auto current = grace_period(in);
   return current ? std::max(needed, whole_seconds_up(*current)) : needed;
 }
 
@@ -171,8 +160,8 @@ Fix no_drain_fix(const FixInputs& in) {
 
 Fix grace_fix(const FixInputs& in) {
   Fix fix;
-  int prestop = prestop_seconds(in).value_or(
-      whole_seconds_up(scenario_duration(in, "prestop").value_or(Micros{0})));
+  int prestop =
+      prestop_seconds(in).value_or(whole_seconds_up(prestop_delay(in).value_or(Micros{0})));
   int grace = grace_seconds(in, prestop);
   fix.summary = fmt::format("terminationGracePeriodSeconds {}", grace);
   fix.why = grace_why(in, prestop, grace);
@@ -200,10 +189,14 @@ Fix keepalive_fix(const FixInputs& in) {
 
 Fix readiness_fix(const FixInputs& in) {
   Fix fix;
-  std::string probe = scenario_value(in, "readiness");
-  std::string path = probe.starts_with("http:") ? probe.substr(5) : "/readyz";
+  std::optional<record::Readiness> probe;
+  if (in.scenario) {
+    probe = in.scenario->readiness;
+  }
+  bool http = probe && probe->kind == record::ProbeKind::http;
+  std::string path = http ? probe->target : "/readyz";
   std::string port = port_text(in);
-  if (probe.starts_with("http:")) {
+  if (http) {
     fix.summary = fmt::format("make readiness {} fail until the app can serve", path);
     fix.why = fmt::format(
         "the probe is already httpGet {}, but it answered 200 before the app "
@@ -211,7 +204,7 @@ Fix readiness_fix(const FixInputs& in) {
         path);
   } else {
     fix.summary = fmt::format("readiness httpGet {} instead of {}", path,
-                              probe.empty() ? "the current probe" : probe);
+                              probe ? probe->text() : "the current probe");
     fix.why =
         "a TCP probe passes as soon as the port listens; only an HTTP probe that answers "
         "200 when the app can serve keeps new pods out until then";
@@ -235,7 +228,10 @@ Fix readiness_fix(const FixInputs& in) {
 Fix capacity_fix(const FixInputs& in) {
   Fix fix;
   fix.summary = "maxUnavailable 0, maxSurge 1";
-  std::string current = scenario_value(in, "max_unavailable");
+  std::string current;
+  if (in.scenario && in.scenario->max_unavailable) {
+    current = in.scenario->max_unavailable->to_string();
+  }
   fix.why = fmt::format(
       "{} Ready replicas remained{}{}; with maxUnavailable 0 an old pod leaves "
       "only after its replacement is Ready",
@@ -253,8 +249,8 @@ Fix capacity_fix(const FixInputs& in) {
 
 Fix liveness_fix(const FixInputs& in) {
   Fix fix;
-  int prestop = prestop_seconds(in).value_or(
-      whole_seconds_up(scenario_duration(in, "prestop").value_or(Micros{0})));
+  int prestop =
+      prestop_seconds(in).value_or(whole_seconds_up(prestop_delay(in).value_or(Micros{0})));
   int grace = grace_seconds(in, prestop);
   int period = 10;
   int threshold = grace / period + 1;

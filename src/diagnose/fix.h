@@ -1,6 +1,5 @@
 #pragma once
 
-#include <map>
 #include <optional>
 #include <string>
 
@@ -12,7 +11,7 @@ namespace zerodrop::diagnose {
 // What the fixes are computed from: the measurements and the settings the run used.
 struct FixInputs {
   Options options;
-  const std::map<std::string, std::string>* scenario = nullptr;
+  const record::Scenario* scenario = nullptr;
   Propagation propagation;
   std::optional<record::Micros> longest_drain;
   std::string drain_evidence;

@@ -254,8 +254,9 @@ RequestDiagnosis without_backend(const RequestRecord& r, const Facts& facts,
     return {0, Hole::capacity_dip, BackendState::unknown, false,
             fmt::format("{} had no ready endpoint", router_name(r))};
   }
+  // Without pod events, "0 Ready" would be a claim the record does not support.
   int ready = facts.ready_pods_at(t);
-  if (context.replicas && ready < *context.replicas) {
+  if (context.replicas && ready < *context.replicas && !facts.traffic_only()) {
     return {0, Hole::capacity_dip, BackendState::unknown, false,
             fmt::format("{} while {} of {} replicas were Ready", record::to_string(r.outcome),
                         ready, *context.replicas)};

@@ -12,7 +12,7 @@ namespace zerodrop::diagnose {
 // What the rules and evidence need beyond the events: scenario settings and the drain measured.
 struct RuleContext {
   std::optional<int> replicas;  // the scenario's replica count, when known
-  std::string readiness;        // the scenario's readiness probe ("tcp", "http:/readyz")
+  std::optional<record::Readiness> readiness;  // the scenario's readiness probe
   std::string drain_evidence;   // where the longest drain was measured
 };
 

@@ -8,9 +8,8 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
-#include "diagnose/diagnose.h"
+#include "base/exit_code.h"
 #include "lab/lab.h"
-#include "report/report.h"
 
 namespace zerodrop::lab {
 namespace {
@@ -42,7 +41,7 @@ Options demo_options(const Case& c, const std::string& examples_dir, const std::
   o.warmup = 1s;
   o.tail = 1s;
   o.out_dir = dir;
-  o.scenario["demo"] = c.title;
+  o.scenario.extra["demo"] = c.title;
   return o;
 }
 
@@ -64,7 +63,8 @@ std::string holes(const diagnose::Diagnosis& d) {
 
 }  // namespace
 
-int run_demo(const std::string& examples_dir, const std::string& out_root, std::ostream& out) {
+int run_demo(const std::string& examples_dir, const std::string& out_root, std::ostream& out,
+             const Finish& finish) {
   const std::vector<Case> cases = {
       {"naive, no preStop", "naive", {}, "none", true},
       {"close-listener, no preStop", "close-listener", {}, "none", true},
@@ -85,15 +85,12 @@ int run_demo(const std::string& examples_dir, const std::string& out_root, std::
     out.flush();
     std::string dir = fmt::format("{}/{}", out_root, c.binary);
     Result result = run(demo_options(c, examples_dir, dir));
-    diagnose::Diagnosis d = diagnose::diagnose(result.run, {});
-    report::print_terminal(out, result.run, d, {}, report::is_terminal(stdout));
-    report::write_reports(dir, result.run, d);
-    report::write_run_json(dir, result.run);
+    diagnose::Diagnosis d = finish(record::RunFolder(dir), result.run, out);
     rows.push_back(fmt::format("{:<30} {:>8} {:>7}  {:<34} {}", c.title, d.totals.requests,
                                d.totals.failed, classes(d), holes(d)));
     as_described = as_described && (d.totals.failed > 0) == c.expect_failures;
     if (result.interrupted) {
-      return 130;
+      return to_int(ExitCode::interrupted);
     }
   }
   out << fmt::format("\n=== side by side (run folders in {})\n", out_root);
@@ -102,7 +99,7 @@ int run_demo(const std::string& examples_dir, const std::string& out_root, std::
   for (const std::string& row : rows) {
     out << row << "\n";
   }
-  return as_described ? 0 : 1;
+  return to_int(as_described ? ExitCode::ok : ExitCode::failed);
 }
 
 }  // namespace zerodrop::lab

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/int_or_percent.h"
 #include "base/parse.h"
 #include "base/subprocess.h"
 #include "lab/endpoint_controller.h"
@@ -192,38 +193,66 @@ uint16_t pick_free_port() {
   return acceptor.local_endpoint().port();
 }
 
-std::map<std::string, std::string> describe(const Options& o) {
-  std::map<std::string, std::string> s = o.scenario;
+namespace {
+
+// The preStop and readiness as the diagnosis reads them; the lab knows a sleep's delay only.
+record::PreStop prestop_of(const HookSpec& hook) {
+  std::optional<Duration> delay;
+  if (hook.kind == HookSpec::Kind::none || hook.kind == HookSpec::Kind::sleep) {
+    delay = hook.sleep;  // 0 without a hook
+  }
+  return {hook.describe(), delay};
+}
+
+record::Readiness readiness_of(const ProbeSpec& probe) {
+  switch (probe.kind) {
+    case ProbeSpec::Kind::http:
+      return {record::ProbeKind::http, probe.path};
+    case ProbeSpec::Kind::tcp:
+      return {record::ProbeKind::tcp, ""};
+    case ProbeSpec::Kind::exec:
+      return record::parse_readiness(probe.describe(), "--readiness");
+    case ProbeSpec::Kind::none:
+      break;
+  }
+  return {record::ProbeKind::none, ""};
+}
+
+}  // namespace
+
+record::Scenario describe(const Options& o) {
+  record::Scenario s = o.scenario;
+  s.replicas = o.replicas;
+  s.max_surge = IntOrPercent::parse(o.max_surge, "--max-surge");
+  s.max_unavailable = IntOrPercent::parse(o.max_unavailable, "--max-unavailable");
+  s.prestop = prestop_of(o.pod.prestop);
+  s.grace = o.pod.grace;
+  s.readiness = readiness_of(o.pod.readiness);
+  s.port = o.pod.port;  // 0: a free port per pod
   std::string command;
   for (const std::string& a : o.pod.command) {
     command += (command.empty() ? "" : " ") + a;
   }
-  s["command"] = command;
-  s["replicas"] = std::to_string(o.replicas);
-  s["max_surge"] = o.max_surge;
-  s["max_unavailable"] = o.max_unavailable;
-  s["min_ready"] = format_duration(o.min_ready);
-  s["prestop"] = o.pod.prestop.describe();
-  s["grace"] = format_duration(o.pod.grace);
-  s["stop_signal"] = "SIG" + signal_name(o.pod.stop_signal);
-  s["readiness"] = o.pod.readiness.describe();
-  s["liveness"] = o.pod.liveness.describe();
-  s["port"] = std::to_string(o.pod.port);  // "0": a free port per pod
-  s["nodes"] = std::to_string(o.nodes);
-  s["propagation"] = o.propagation.describe();
-  s["seed"] = std::to_string(o.seed);
-  s["dataplane"] = o.dataplane == Dataplane::l4 ? "l4" : "l7";
-  s["retries"] = std::to_string(o.retries);
-  s["action"] = o.action == Action::restart      ? "restart"
+  std::map<std::string, std::string>& x = s.extra;
+  x["command"] = command;
+  x["min_ready"] = format_duration(o.min_ready);
+  x["stop_signal"] = "SIG" + signal_name(o.pod.stop_signal);
+  x["liveness"] = o.pod.liveness.describe();
+  x["nodes"] = std::to_string(o.nodes);
+  x["propagation"] = o.propagation.describe();
+  x["seed"] = std::to_string(o.seed);
+  x["dataplane"] = o.dataplane == Dataplane::l4 ? "l4" : "l7";
+  x["retries"] = std::to_string(o.retries);
+  x["action"] = o.action == Action::restart      ? "restart"
                 : o.action == Action::scale_down ? fmt::format("scale-down {}", o.scale_to)
                                                  : "delete-pod";
-  s["rate"] = fmt::format("{}", o.load.rate);
-  s["keepalive"] = o.load.keepalive == load::Keepalive::on ? "on" : "off";
-  s["connections"] = std::to_string(o.load.connections);
-  s["method"] = o.method;
-  s["path"] = o.path;
-  s["warmup"] = format_duration(o.warmup);
-  s["tail"] = format_duration(o.tail);
+  x["rate"] = fmt::format("{}", o.load.rate);
+  x["keepalive"] = o.load.keepalive == load::Keepalive::on ? "on" : "off";
+  x["connections"] = std::to_string(o.load.connections);
+  x["method"] = o.method;
+  x["path"] = o.path;
+  x["warmup"] = format_duration(o.warmup);
+  x["tail"] = format_duration(o.tail);
   return s;
 }
 

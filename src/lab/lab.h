@@ -35,7 +35,7 @@ struct Options {
   Duration ready_timeout = std::chrono::seconds(30);  // for the first pods
   std::string out_dir;                                // empty: a new folder under $TMPDIR
   bool live = false;                                  // a live line per second on stderr
-  std::map<std::string, std::string> scenario;        // extra entries for the report
+  record::Scenario scenario;  // what the manifest or the demo add (container, extras)
   // Called with the run folder as soon as it exists, before anything can fail in it: a run that
   // stops on an error still says where its partial record is.
   std::function<void(const std::string& out_dir)> on_run_dir;
@@ -61,7 +61,7 @@ void run_router_only(Dataplane dataplane, const std::string& listen, const std::
 // A TCP port free on 127.0.0.1 right now (the kernel's choice), for the pods to listen on.
 uint16_t pick_free_port();
 
-// The scenario map the report shows (and diagnose reads): flags and workload settings.
-std::map<std::string, std::string> describe(const Options& options);
+// The scenario the report shows and diagnose reads: flags and workload settings.
+record::Scenario describe(const Options& options);
 
 }  // namespace zerodrop::lab

@@ -103,9 +103,9 @@ void apply_manifest(const std::string& path, const std::string& container, Optio
   if (!c.ports.empty() && c.ports.front().container_port > 0) {
     options.pod.port = static_cast<uint16_t>(c.ports.front().container_port);
   }
-  options.scenario["manifest"] =
+  options.scenario.extra["manifest"] =
       fmt::format("{} {}/{} (container {})", path, kube::to_string(w.kind), w.meta.name, c.name);
-  options.scenario["container"] = c.name;
+  options.scenario.container = c.name;
 }
 
 }  // namespace zerodrop::lab

@@ -11,26 +11,21 @@
 namespace zerodrop::lab {
 namespace {
 
-std::ofstream open_output(const std::string& path) {
-  std::ofstream out(path, std::ios::trunc);
-  if (!out) {
-    throw Error(fmt::format("cannot write '{}'", path));
+// The folder and its pods/ for the logs; throws Error naming what it cannot create.
+record::RunWriter start_folder(const std::string& dir) {
+  record::RunWriter writer(record::RunFolder(dir), record::Traffic::requests);
+  std::error_code ec;
+  std::filesystem::create_directories(writer.folder().pods(), ec);
+  if (ec) {
+    throw Error(fmt::format("cannot create the run folder '{}': {}", dir, ec.message()));
   }
-  return out;
+  return writer;
 }
 
 }  // namespace
 
 Recorder::Recorder(const std::string& dir, const Clock& clock)
-    : dir_(dir), clock_(clock), start_(clock.now()) {
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(dir) / "pods", ec);
-  if (ec) {
-    throw Error(fmt::format("cannot create the run folder '{}': {}", dir, ec.message()));
-  }
-  events_file_ = open_output(dir + "/events.ndjson");
-  requests_file_ = open_output(dir + "/requests.ndjson");
-}
+    : clock_(clock), start_(clock.now()), writer_(start_folder(dir)) {}
 
 record::Micros Recorder::since_start(Clock::time_point t) const {
   return std::chrono::duration_cast<record::Micros>(t - start_);
@@ -39,8 +34,7 @@ record::Micros Recorder::since_start(Clock::time_point t) const {
 void Recorder::event(record::Event event) {
   std::lock_guard lock(mutex_);
   event.t = now();
-  record::write_ndjson(events_file_, event);
-  events_file_.flush();  // events are few; a killed lab still leaves them on disk
+  writer_.write(event);  // flushed at once: a killed lab still leaves its events on disk
   events_.push_back(std::move(event));
 }
 
@@ -54,13 +48,13 @@ void Recorder::pod_event(record::EventKind kind, const std::string& pod, std::st
 
 void Recorder::request(record::RequestRecord request) {
   std::lock_guard lock(mutex_);
-  record::write_ndjson(requests_file_, request);
+  writer_.write(request);
   failed_ += request.failed ? 1 : 0;
   requests_.push_back(std::move(request));
 }
 
 std::string Recorder::pod_log(const std::string& pod) const {
-  return dir_ + "/pods/" + pod + ".log";
+  return writer_.folder().pod_log(pod);
 }
 
 uint64_t Recorder::failed_requests() const {
@@ -68,11 +62,9 @@ uint64_t Recorder::failed_requests() const {
   return failed_;
 }
 
-record::RunRecord Recorder::snapshot(std::map<std::string, std::string> scenario,
-                                     record::Micros end) {
+record::RunRecord Recorder::snapshot(record::Scenario scenario, record::Micros end) {
   std::lock_guard lock(mutex_);
-  events_file_.flush();
-  requests_file_.flush();
+  writer_.flush();
   record::RunRecord run;
   run.engine = "lab";
   run.scenario = std::move(scenario);

@@ -96,3 +96,21 @@ std::string summary_json(const Summary& s) {
 }
 
 }  // namespace zerodrop::load
+
+namespace zerodrop::load {
+
+std::vector<record::Event> disruption_events(const Summary& s) {
+  if (s.failed == 0) {
+    return {};
+  }
+  auto at = [](double seconds) {
+    return std::chrono::duration_cast<record::Micros>(from_seconds(seconds));
+  };
+  record::Event start{.t = at(s.disruption_start_s), .kind = record::EventKind::disruption_started};
+  record::Event end{.t = at(s.disruption_start_s + s.disruption_s),
+                    .kind = record::EventKind::disruption_ended,
+                    .detail = fmt::format("{:.3f} s of consecutive failures", s.disruption_s)};
+  return {start, end};
+}
+
+}  // namespace zerodrop::load

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "load/load.h"
 
@@ -15,5 +16,9 @@ std::string format_interval(const Summary& interval);
 
 // The summary as a JSON document (schema in docs/load.md), pretty-printed, ending in '\n'.
 std::string summary_json(const Summary& summary);
+
+// The disruption as run-record events for a run folder (`--out`): disruption_started and
+// disruption_ended at the longest stretch of consecutive failures; none when nothing failed.
+std::vector<record::Event> disruption_events(const Summary& summary);
 
 }  // namespace zerodrop::load

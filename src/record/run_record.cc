@@ -16,30 +16,18 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 19> kEventNames = {
-    "pod_created",
-    "pod_started",
-    "pod_ready",
-    "pod_unready",
-    "probe_failed",
-    "liveness_restart",
-    "deletion_started",
-    "prestop_started",
-    "prestop_finished",
-    "prestop_failed",
-    "signal_sent",
-    "pod_exited",
-    "endpoint_changed",
-    "router_applied",
-    "router_refused",
-    "rollout_started",
-    "rollout_step",
-    "rollout_finished",
-    "note",
+constexpr std::array<std::string_view, 21> kEventNames = {
+    "pod_created",        "pod_started",      "pod_ready",
+    "pod_unready",        "probe_failed",     "liveness_restart",
+    "deletion_started",   "prestop_started",  "prestop_finished",
+    "prestop_failed",     "signal_sent",      "pod_exited",
+    "endpoint_changed",   "router_applied",   "router_refused",
+    "rollout_started",    "rollout_step",     "rollout_finished",
+    "disruption_started", "disruption_ended", "note",
 };
 static_assert(kEventNames.size() == static_cast<size_t>(EventKind::note) + 1);
 
-json to_json(const Conditions& c) {
+nlohmann::ordered_json to_json(const Conditions& c) {
   return {{"ready", c.ready}, {"serving", c.serving}, {"terminating", c.terminating}};
 }
 
@@ -220,8 +208,8 @@ std::optional<EventKind> event_kind_from_string(std::string_view name) {
   return std::nullopt;
 }
 
-void write_ndjson(std::ostream& out, const Event& e) {
-  json j = {{"t_us", e.t.count()}, {"kind", to_string(e.kind)}};
+nlohmann::ordered_json to_json(const Event& e) {
+  nlohmann::ordered_json j = {{"t_us", e.t.count()}, {"kind", to_string(e.kind)}};
   if (!e.pod.empty()) {
     j["pod"] = e.pod;
   }
@@ -240,6 +228,12 @@ void write_ndjson(std::ostream& out, const Event& e) {
   if (!e.detail.empty()) {
     j["detail"] = e.detail;
   }
+  return j;
+}
+
+void write_ndjson(std::ostream& out, const Event& e) {
+  // A plain json sorts the keys, as events.ndjson has always had them.
+  json j = to_json(e);
   out << j.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
 }
 

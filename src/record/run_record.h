@@ -10,8 +10,11 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "record/hole.h"
 #include "record/outcome.h"
+#include "record/scenario.h"
 
 namespace zerodrop::record {
 
@@ -40,7 +43,9 @@ enum class EventKind : uint8_t {
   rollout_started,
   rollout_step,  // detail: what the rollout controller did
   rollout_finished,
-  note,  // anything else worth a line on the timeline (detail)
+  disruption_started,  // the longest stretch of consecutive failures begins (the load engine's)
+  disruption_ended,    // … and ends (detail: its length)
+  note,                // anything else worth a line on the timeline (detail)
 };
 
 std::string_view to_string(EventKind kind);
@@ -96,13 +101,17 @@ struct TimeBucket {
 };
 
 struct RunRecord {
-  std::string engine;                           // "lab", "sim" or "verify"
-  std::map<std::string, std::string> scenario;  // flags and workload settings, for the report
+  std::string engine;  // "lab", "sim", "load" or "verify"
+  Scenario scenario;   // the settings the run used: for the diagnosis and the report
   std::vector<Event> events;
   std::vector<RequestRecord> requests;
   std::vector<TimeBucket> buckets;
   Micros end{0};  // when the run stopped sending
 };
+
+// An event as JSON, keys in this order: t_us, kind, pod, router, conditions, exit_code, signal,
+// detail (absent ones left out). events.ndjson holds one a line; report.json nests them.
+nlohmann::ordered_json to_json(const Event& event);
 
 // NDJSON: one object per line. Writers flush nothing; readers throw Error with file and line.
 void write_ndjson(std::ostream& out, const Event& event);

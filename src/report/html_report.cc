@@ -183,6 +183,14 @@ void chart(std::ostream& out, const record::RunRecord& run, const Diagnosis& d) 
   }
   deletion_lines(out, sc, d.pods, rows_end);
   double top = rows_end + 20;
+  if (d.disruption) {
+    // Behind the bars: the longest stretch of consecutive failures the client measured.
+    double x0 = sc.x(d.disruption->start);
+    out << fmt::format(R"(<rect class="disruption" x="{:.1f}" y="{:.1f}" width="{:.1f}" )"
+                       R"(height="{:.1f}"><title>disruption {}–{} s</title></rect>)",
+                       x0, top, std::max(2.0, sc.x(d.disruption->end) - x0), kChart,
+                       seconds(d.disruption->start), seconds(d.disruption->end));
+  }
   request_chart(out, sc, bucketize(run, d, nice_width(sc.end, 100)), top);
   axis(out, sc, 5, top + kChart);
   out << "</svg>\n";
@@ -203,7 +211,7 @@ pre{background:#f5f5f5;padding:8px;border-radius:4px;overflow-x:auto}.hole{borde
 .warning{color:#b71c1c}svg text{font-size:11px;fill:#333}svg .label{text-anchor:end}
 .starting{fill:#cfd8dc}.serving{fill:#66bb6a}.prestop{fill:#ffca28}.signalled{fill:#ff7043}
 .killed{fill:#b71c1c}.liveness{fill:#000}.track{stroke:#ddd}.apply rect{fill:#3949ab}
-.axis line{stroke:#eee}.deletion{stroke:#999;stroke-dasharray:3 3}.axis text{text-anchor:middle;fill:#777}svg.focus .fail{opacity:.25}
+.disruption{fill:#fde0dc}.axis line{stroke:#eee}.deletion{stroke:#999;stroke-dasharray:3 3}.axis text{text-anchor:middle;fill:#777}svg.focus .fail{opacity:.25}
 svg.focus .fail.on{opacity:1}.legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}
 )"
       << "</style></head>\n";
@@ -221,6 +229,9 @@ void write_chart(std::ostream& out, const record::RunRecord& run, const Diagnosi
   for (size_t h = 0; h < record::kHoleCount; ++h) {
     out << fmt::format(R"(<span style="background:{}"></span>{})", kHoleFill[h],
                        record::to_string(static_cast<record::Hole>(h)));
+  }
+  if (d.disruption) {
+    out << R"(<span style="background:#fde0dc"></span>longest disruption)";
   }
   out << "</p>\n";
 }

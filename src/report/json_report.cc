@@ -37,24 +37,15 @@ ordered_json load_json(const diagnose::Totals& t) {
       {"latency_ms", {{"p50", t.p50_ms}, {"p90", t.p90_ms}, {"p99", t.p99_ms}, {"max", t.max_ms}}}};
 }
 
+// The event as events.ndjson has it, but with its time in seconds and without the pod it is
+// listed under.
 ordered_json event_json(const record::Event& e) {
-  ordered_json j = {{"t_s", secs(e.t)}, {"kind", record::to_string(e.kind)}};
-  if (!e.router.empty()) {
-    j["router"] = e.router;
-  }
-  if (e.conditions) {
-    j["conditions"] = {{"ready", e.conditions->ready},
-                       {"serving", e.conditions->serving},
-                       {"terminating", e.conditions->terminating}};
-  }
-  if (e.exit_code) {
-    j["exit_code"] = *e.exit_code;
-  }
-  if (e.signal) {
-    j["signal"] = *e.signal;
-  }
-  if (!e.detail.empty()) {
-    j["detail"] = e.detail;
+  ordered_json j = {{"t_s", secs(e.t)}};
+  const ordered_json full = record::to_json(e);  // kept alive: items() refers into it
+  for (const auto& [key, value] : full.items()) {
+    if (key != "t_us" && key != "pod") {
+      j[key] = value;
+    }
   }
   return j;
 }
@@ -180,7 +171,7 @@ void write_json(std::ostream& out, const record::RunRecord& run, const diagnose:
   j["conclusion"] = d.conclusion;
   j["rollout_related"] = d.rollout_related;
   j["engine"] = run.engine;
-  j["scenario"] = run.scenario;
+  j["scenario"] = record::to_strings(run.scenario);
   j["load"] = load_json(d.totals);
   j["propagation"] = propagation_json(d.propagation);
   j["longest_drain_s"] = optional_secs(d.longest_drain);
@@ -198,6 +189,9 @@ void write_json(std::ostream& out, const record::RunRecord& run, const diagnose:
     j["failed_requests"].push_back(failure_json(run, f));
   }
   j["timeline"] = timeline_json(run, d);
+  j["disruption"] = d.disruption ? ordered_json{{"start_s", secs(d.disruption->start)},
+                                                {"end_s", secs(d.disruption->end)}}
+                                 : ordered_json(nullptr);
   out << j.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
 }
 

@@ -2,9 +2,11 @@
 
 #include <cstdio>
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 #include "diagnose/diagnose.h"
+#include "record/run_folder.h"
 #include "record/run_record.h"
 
 namespace zerodrop::report {
@@ -36,16 +38,22 @@ void write_json(std::ostream& out, const record::RunRecord& run,
 void write_html(std::ostream& out, const record::RunRecord& run,
                 const diagnose::Diagnosis& diagnosis);
 
-// Writes DIR/report.json and DIR/report.html. Throws Error naming the file it cannot write.
-void write_reports(const std::string& dir, const record::RunRecord& run,
+// Writes the folder's report.json and report.html. Throws Error naming the file it cannot write.
+void write_reports(const record::RunFolder& folder, const record::RunRecord& run,
                    const diagnose::Diagnosis& diagnosis);
 
-// run.json: the engine, the scenario and the end time, so `zerodrop report DIR` can re-render.
-// Engines write it next to events.ndjson and requests.ndjson. Throws Error if it cannot.
-void write_run_json(const std::string& dir, const record::RunRecord& run);
+// What finish_run needs besides the record.
+struct FinishOptions {
+  diagnose::Options diagnose;
+  TerminalOptions terminal;
+  bool tty = false;  // whether `out` is a terminal: is_terminal(stdout) when it is std::cout
+};
 
-// Reads a run folder back: events.ndjson, requests.ndjson (either may be absent, not both) and
-// run.json (optional). Throws Error naming the file and line on malformed content.
-record::RunRecord read_run(const std::string& dir);
+// The one way a run ends, whichever engine recorded it: diagnose the record, print the terminal
+// report on `out`, then, given a folder, write report.json, report.html and run.json into it.
+// Returns the diagnosis. Throws Error on malformed options or a file it cannot write.
+diagnose::Diagnosis finish_run(const std::optional<record::RunFolder>& folder,
+                               const record::RunRecord& run, std::ostream& out,
+                               const FinishOptions& options);
 
 }  // namespace zerodrop::report

@@ -106,6 +106,11 @@ void print_load(std::ostream& out, const Diagnosis& d, const Style& s) {
     }
     out << wrap("failures by class: " + classes, "  ", s.width);
   }
+  if (d.disruption) {
+    out << fmt::format("  longest disruption (consecutive failures): {} s, from {} s to {} s\n",
+                       seconds(d.disruption->end - d.disruption->start),
+                       seconds(d.disruption->start), seconds(d.disruption->end));
+  }
 }
 
 std::string cell(uint64_t failed, uint64_t requests) {

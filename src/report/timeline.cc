@@ -122,6 +122,10 @@ std::vector<Mark> marks(const record::RunRecord& run, const diagnose::Diagnosis&
   for (const diagnose::PropagationSample& s : d.propagation.samples) {
     out.push_back({s.applied, MarkKind::router, fmt::format("{} drops {}", s.router, s.pod)});
   }
+  if (d.disruption) {
+    out.push_back({d.disruption->start, MarkKind::disruption, "disruption starts"});
+    out.push_back({d.disruption->end, MarkKind::disruption, "disruption ends"});
+  }
   for (const record::Event& e : run.events) {
     if (e.kind == record::EventKind::rollout_started) {
       out.push_back({e.t, MarkKind::rollout, "rollout starts"});

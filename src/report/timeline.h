@@ -29,7 +29,7 @@ std::vector<Bucket> bucketize(const record::RunRecord& run, const diagnose::Diag
 // The last moment the record knows: its end, or its latest event or request.
 Micros run_end(const record::RunRecord& run);
 
-enum class MarkKind : uint8_t { pod, router, rollout };
+enum class MarkKind : uint8_t { pod, router, rollout, disruption };
 
 // A moment worth a mark on a timeline: a pod's lifecycle event or a router's update.
 struct Mark {
@@ -38,7 +38,7 @@ struct Mark {
   std::string text;  // "web-0 SIGTERM", "node-2 drops web-0"
 };
 
-// Pod lifecycle moments, router terminations and rollout steps, in time order.
+// Pod lifecycle moments, router terminations, rollout steps and the disruption, in time order.
 std::vector<Mark> marks(const record::RunRecord& run, const diagnose::Diagnosis& diagnosis);
 
 // "SIGTERM", "SIGKILL", "signal 10".

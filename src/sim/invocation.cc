@@ -1,6 +1,7 @@
 #include "sim/invocation.h"
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -13,8 +14,6 @@
 
 #include "base/error.h"
 #include "base/exit_code.h"
-#include "diagnose/diagnose.h"
-#include "report/report.h"
 #include "sim/simulator.h"
 
 namespace zerodrop::sim {
@@ -87,32 +86,18 @@ void print_runs(std::ostream& out, std::vector<uint64_t> totals, const std::opti
   }
 }
 
-void write_buckets(const std::string& path, const record::RunRecord& run) {
-  std::ofstream out(path);
-  if (!out) {
-    throw Error(fmt::format("cannot write {}", path));
+// The simulator's own records; the finish adds the reports and run.json.
+record::RunFolder write_records(const std::string& dir, const record::RunRecord& run) {
+  record::RunFolder folder(dir);
+  record::RunWriter writer(folder, record::Traffic::buckets);
+  for (const record::Event& e : run.events) {
+    writer.write(e);
   }
   for (const record::TimeBucket& b : run.buckets) {
-    record::write_ndjson(out, b);
+    writer.write(b);
   }
-}
-
-void write_folder(const std::string& dir, const Result& r, const diagnose::Diagnosis& d) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    throw Error(fmt::format("--out: cannot create {}: {}", dir, ec.message()));
-  }
-  std::ofstream events(dir + "/events.ndjson");
-  if (!events) {
-    throw Error(fmt::format("cannot write {}/events.ndjson", dir));
-  }
-  for (const record::Event& e : r.record.events) {
-    record::write_ndjson(events, e);
-  }
-  write_buckets(dir + "/buckets.ndjson", r.record);
-  report::write_run_json(dir, r.record);
-  report::write_reports(dir, r.record, d);
+  writer.close();
+  return folder;
 }
 
 int run_single(const Invocation& inv, std::ostream& out) {
@@ -131,11 +116,13 @@ int run_single(const Invocation& inv, std::ostream& out) {
   if (inv.runs > 1 || inv.budget) {
     print_runs(out, totals, inv.budget);
   }
-  diagnose::Diagnosis d = diagnose::diagnose(first.record, {});
   out << '\n';
-  report::print_terminal(out, first.record, d, {}, report::is_terminal(stdout));
+  std::optional<record::RunFolder> folder;
   if (!inv.out_dir.empty()) {
-    write_folder(inv.out_dir, first, d);
+    folder = write_records(inv.out_dir, first.record);
+  }
+  inv.finish(folder, first.record, out);
+  if (folder) {
     out << fmt::format("run folder: {}\n", inv.out_dir);
   }
   Budget budget = inv.budget.value_or(Budget{0, 1.0});
@@ -194,6 +181,7 @@ int run_sweep_table(const Invocation& inv, std::ostream& out) {
 }  // namespace
 
 int run(const Invocation& invocation, std::ostream& out) {
+  assert(invocation.finish);  // the cli always passes one
   validate(invocation.options);
   if (invocation.runs < 1 || invocation.runs > 100'000) {
     throw Error("--runs: expected 1 to 100000");

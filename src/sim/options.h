@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "record/scenario.h"
 #include "sim/distribution.h"
 #include "sim/profile.h"
 
@@ -64,7 +65,7 @@ struct Options {
   double bucket = 1;          // width of a time bucket of request counts
   int sample_routers = 10;    // routers whose router_applied events are recorded
   bool record_events = true;  // false in sweeps: only the counts matter
-  std::map<std::string, std::string> scenario;  // extra keys copied into the record
+  record::Scenario scenario;  // what the manifest adds (container, extras), copied into the record
 };
 
 }  // namespace zerodrop::sim

@@ -7,6 +7,7 @@
 
 #include "base/duration.h"
 #include "base/error.h"
+#include "base/int_or_percent.h"
 #include "sim/control_plane.h"
 #include "sim/dataplane.h"
 #include "sim/traffic.h"
@@ -47,25 +48,25 @@ void account_capacity(const Options& o, const ControlPlane& control, Tally& tall
   }
 }
 
-std::string seconds_text(double s) {
-  return format_duration(from_seconds(s));
-}
-
 void describe(const Options& o, Result& result) {
-  auto& s = result.record.scenario;
-  s = o.scenario;
+  record::Scenario& typed = result.record.scenario;
+  typed = o.scenario;
+  typed.replicas = o.replicas;
+  typed.prestop = record::PreStop{o.prestop > 0 ? fmt::format("sleep:{}", o.prestop) : "none",
+                                  from_seconds(o.prestop)};
+  typed.grace = from_seconds(o.grace);
+  typed.max_surge = IntOrPercent::parse(o.max_surge, "--max-surge");
+  typed.max_unavailable = IntOrPercent::parse(o.max_unavailable, "--max-unavailable");
+  typed.readiness = o.readiness == Readiness::probed
+                        ? record::Readiness{record::ProbeKind::http, "/ready"}
+                        : record::Readiness{record::ProbeKind::tcp, ""};
+  auto& s = typed.extra;
   s["profile"] = o.profile.name;
   s["dataplane"] = std::string(to_string(o.dataplane));
   s["nodes"] = std::to_string(o.nodes);
   s["routers"] = std::to_string(result.routers);
-  s["replicas"] = std::to_string(o.replicas);
   s["rate"] = fmt::format("{}", o.rate);
-  s["prestop"] = o.prestop > 0 ? fmt::format("sleep:{}", o.prestop) : "none";
-  s["grace"] = seconds_text(o.grace);
-  s["max_surge"] = o.max_surge;
-  s["max_unavailable"] = o.max_unavailable;
   s["app"] = std::string(to_string(o.app));
-  s["readiness"] = o.readiness == Readiness::probed ? "http:/ready" : "tcp";
   s["keepalive"] = o.keepalive == Keepalive::on ? "on" : "off";
   s["seed"] = std::to_string(o.seed);
   s["propagation_p50_s"] = fmt::format("{:.3f}", result.propagation.p50);

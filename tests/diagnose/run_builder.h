@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -23,8 +24,11 @@ class RunBuilder {
 public:
   RunBuilder() { run_.engine = "lab"; }
 
+  // A scenario setting in run.json's form ("grace", "30s"), read as run.json is.
   RunBuilder& set(const std::string& key, const std::string& value) {
-    run_.scenario[key] = value;
+    std::map<std::string, std::string> strings = record::to_strings(run_.scenario);
+    strings[key] = value;
+    run_.scenario = record::scenario_from_strings(strings);
     return *this;
   }
 

@@ -175,8 +175,9 @@ TEST_F(RunFolder, RoundTripsThroughNdjsonAndRunJson) {
       record::write_ndjson(requests, r);
     }
   }
-  write_run_json(dir_.string(), run);
-  record::RunRecord back = read_run(dir_.string());
+  record::RunFolder folder(dir_.string());
+  folder.write_run_json(run);
+  record::RunRecord back = folder.read();
   EXPECT_EQ(back.engine, "lab");
   EXPECT_EQ(back.scenario, run.scenario);
   EXPECT_EQ(back.end, run.end);
@@ -184,17 +185,17 @@ TEST_F(RunFolder, RoundTripsThroughNdjsonAndRunJson) {
   EXPECT_EQ(back.requests.size(), run.requests.size());
   diagnose::Diagnosis again = diagnose::diagnose(back, {});
   EXPECT_EQ(again.holes.size(), 2u);
-  write_reports(dir_.string(), back, again);
+  write_reports(folder, back, again);
   EXPECT_TRUE(std::filesystem::exists(path("report.json")));
   EXPECT_TRUE(std::filesystem::exists(path("report.html")));
 }
 
 TEST_F(RunFolder, RejectsMissingAndMalformedFolders) {
-  EXPECT_THROW(read_run(path("absent")), Error);
-  EXPECT_THROW(read_run(dir_.string()), Error);  // no records
+  EXPECT_THROW(record::RunFolder(path("absent")).read(), Error);
+  EXPECT_THROW(record::RunFolder(dir_.string()).read(), Error);  // no records
   std::ofstream(path("events.ndjson")) << "{\"t_us\": 1, \"kind\": \"pod_created\"}\nnot json\n";
   try {
-    read_run(dir_.string());
+    record::RunFolder(dir_.string()).read();
     FAIL() << "a malformed line must be an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("events.ndjson:2"), std::string::npos) << e.what();

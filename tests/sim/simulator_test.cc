@@ -135,7 +135,9 @@ TEST(Simulator, RecordHasPodLifecycleAndRouterEvents) {
   EXPECT_EQ(count(record::EventKind::deletion_started), 3);
   EXPECT_EQ(count(record::EventKind::pod_ready), 3);
   EXPECT_GE(count(record::EventKind::router_applied), 9);
-  EXPECT_EQ(r.record.scenario.at("prestop"), "none");
+  ASSERT_TRUE(r.record.scenario.prestop);
+  EXPECT_EQ(r.record.scenario.prestop->text, "none");
+  EXPECT_EQ(r.record.scenario.prestop->delay, Duration{0});
 }
 
 TEST(Simulator, RejectsNonsense) {
