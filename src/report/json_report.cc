@@ -108,7 +108,7 @@ ordered_json pod_json(const record::RunRecord& run, const diagnose::PodLife& p,
 
 ordered_json failure_json(const record::RunRecord& run, const diagnose::RequestDiagnosis& f) {
   const record::RequestRecord& r = run.requests[f.index];
-  return {{"seq", r.seq},
+  ordered_json j = {{"seq", r.seq},
           {"intended_s", secs(r.intended)},
           {"sent_s", optional_secs(r.sent)},
           {"done_s", secs(r.done)},
@@ -122,6 +122,10 @@ ordered_json failure_json(const record::RunRecord& run, const diagnose::RequestD
           {"hole", record::to_string(f.hole)},
           {"reason", f.reason},
           {"error", r.error}};
+  if (!r.router_error.empty()) {
+    j["router_error"] = r.router_error;  // optional: the router answered itself, and why
+  }
+  return j;
 }
 
 ordered_json hole_json(const diagnose::HoleSummary& h) {
