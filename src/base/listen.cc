@@ -14,7 +14,7 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
 tcp::acceptor open_listener(asio::io_context& io, const std::string& host, uint16_t port,
-                     std::string_view what) {
+                            std::string_view what) {
   boost::system::error_code ec;
   asio::ip::address address = asio::ip::make_address(host, ec);
   if (ec) {

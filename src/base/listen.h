@@ -15,6 +15,6 @@ namespace zerodrop {
 // close-on-exec set. Throws Error starting with `what` (the flag or the server's name) when `host`
 // is not an IP address or the address cannot be bound.
 boost::asio::ip::tcp::acceptor open_listener(boost::asio::io_context& io, const std::string& host,
-                                      uint16_t port, std::string_view what);
+                                             uint16_t port, std::string_view what);
 
 }  // namespace zerodrop

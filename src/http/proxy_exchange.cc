@@ -67,8 +67,7 @@ ProxyFailure io_failure(const error_code& ec) {
 class Exchange : public std::enable_shared_from_this<Exchange> {
 public:
   Exchange(beast::tcp_stream& upstream, beast::flat_buffer& buffer, const ProxyRequest& request,
-           ProxyResponse& response, const ProxyLimits& limits,
-           std::function<void(Exchanged)> done)
+           ProxyResponse& response, const ProxyLimits& limits, std::function<void(Exchanged)> done)
       : upstream_(upstream),
         buffer_(buffer),
         request_(request),
@@ -94,10 +93,9 @@ private:
     parser_->body_limit(limits_.body);
     // A response to HEAD carries the headers a GET would (Content-Length included) and no body.
     parser_->skip(request_.method() == verb::head);
-    beast::http::async_read(upstream_, buffer_, *parser_,
-                            [self = shared_from_this()](error_code ec, size_t n) {
-                              self->on_read(ec, n);
-                            });
+    beast::http::async_read(
+        upstream_, buffer_, *parser_,
+        [self = shared_from_this()](error_code ec, size_t n) { self->on_read(ec, n); });
   }
 
   void on_read(const error_code& ec, size_t n) {
@@ -157,8 +155,9 @@ void exchange(beast::tcp_stream& upstream, beast::flat_buffer& buffer, const Pro
 }
 
 ProxyFailure connect_failure(const error_code& ec) {
-  return ec == beast::error::timeout || ec == asio::error::timed_out ? ProxyFailure::connect_timeout
-                                                                      : ProxyFailure::connect_refused;
+  return ec == beast::error::timeout || ec == asio::error::timed_out
+             ? ProxyFailure::connect_timeout
+             : ProxyFailure::connect_refused;
 }
 
 beast::http::status gateway_status(ProxyFailure failure) {
@@ -197,7 +196,9 @@ void write_response(beast::tcp_stream& client, ProxyResponse& response, const Cl
                     std::function<void(error_code)> done) {
   using Serializer = beast::http::response_serializer<beast::http::string_body>;
   auto serializer = std::make_shared<Serializer>(response);
-  auto written = [serializer, done = std::move(done)](error_code ec, size_t) { done(ec); };
+  auto written = [serializer, done = std::move(done)](error_code ec, size_t) {
+    done(ec);
+  };
   if (side.method == verb::head) {
     beast::http::async_write_header(client, *serializer, std::move(written));
   } else {

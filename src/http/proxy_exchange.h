@@ -25,13 +25,13 @@ using ProxyResponse = boost::beast::http::response<boost::beast::http::string_bo
 // Bodies are buffered whole (no streaming), so each proxy bounds them; the caller's constants say
 // why their values.
 struct ProxyLimits {
-  uint64_t body = 0;           // bytes of a request or response body
+  uint64_t body = 0;            // bytes of a request or response body
   Duration upstream_timeout{};  // writing the request and reading the whole response
 };
 
 // What a proxy keeps of the client's request once it is rewritten for the upstream.
 struct ClientSide {
-  unsigned version = 11;  // 10 or 11: replies use it
+  unsigned version = 11;   // 10 or 11: replies use it
   bool keep_alive = true;  // what the client asked (HTTP/1.0: only with Connection: keep-alive)
   boost::beast::http::verb method = boost::beast::http::verb::get;
 };

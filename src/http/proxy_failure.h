@@ -52,7 +52,7 @@ enum class Blame : uint8_t { upstream, proxy };
 
 constexpr Blame blame(ProxyFailure f) {
   return f == ProxyFailure::bad_response || f == ProxyFailure::body_too_large ? Blame::proxy
-                                                                                : Blame::upstream;
+                                                                              : Blame::upstream;
 }
 
 // The response header with which the lab's router marks a response it made itself, naming the

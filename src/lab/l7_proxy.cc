@@ -239,8 +239,8 @@ void L7Session::on_response(const zerodrop::http::Exchanged& result) {
 
 void L7Session::reply_error(ProxyFailure failure, const std::string& pod) {
   http::status status = zerodrop::http::gateway_status(failure);
-  response_ = zerodrop::http::own_response(status, std::string(http::obsolete_reason(status)) + "\n",
-                                           client_side_, client_connection());
+  response_ = zerodrop::http::own_response(
+      status, std::string(http::obsolete_reason(status)) + "\n", client_side_, client_connection());
   if (!pod.empty()) {
     response_.set("X-Pod-Name", pod);  // the backend the ingress chose, for the record
   }
@@ -257,16 +257,15 @@ void L7Session::forward() {
   }
   bool keep_alive = client_side_.keep_alive;
   client_.expires_after(kClientIdle);  // a client that stops reading does not hold the session
-  zerodrop::http::write_response(client_, response_, client_side_,
-                                 [self = shared_from_this(), keep_alive](error_code ec) {
-                                   if (ec || !keep_alive) {
-                                     error_code ignored;
-                                     self->client_.socket().shutdown(tcp::socket::shutdown_send,
-                                                                     ignored);
-                                     return;
-                                   }
-                                   self->read();
-                                 });
+  zerodrop::http::write_response(
+      client_, response_, client_side_, [self = shared_from_this(), keep_alive](error_code ec) {
+        if (ec || !keep_alive) {
+          error_code ignored;
+          self->client_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+          return;
+        }
+        self->read();
+      });
 }
 
 }  // namespace

@@ -108,7 +108,7 @@ ordered_json pod_json(const record::RunRecord& run, const diagnose::PodLife& p,
 
 ordered_json failure_json(const record::RunRecord& run, const diagnose::RequestDiagnosis& f) {
   const record::RequestRecord& r = run.requests[f.index];
-  ordered_json j = {{"seq", r.seq},
+  return {{"seq", r.seq},
           {"intended_s", secs(r.intended)},
           {"sent_s", optional_secs(r.sent)},
           {"done_s", secs(r.done)},
@@ -122,8 +122,14 @@ ordered_json failure_json(const record::RunRecord& run, const diagnose::RequestD
           {"hole", record::to_string(f.hole)},
           {"reason", f.reason},
           {"error", r.error}};
-  if (!r.router_error.empty()) {
-    j["router_error"] = r.router_error;  // optional: the router answered itself, and why
+}
+
+// failure_json, with `router_error` when the router answered the request itself (optional).
+ordered_json failure_json_with_router(const record::RunRecord& run,
+                                      const diagnose::RequestDiagnosis& f) {
+  ordered_json j = failure_json(run, f);
+  if (const std::string& why = run.requests[f.index].router_error; !why.empty()) {
+    j["router_error"] = why;
   }
   return j;
 }
@@ -199,7 +205,7 @@ void write_json(std::ostream& out, const record::RunRecord& run, const diagnose:
   }
   j["failed_requests"] = ordered_json::array();
   for (const diagnose::RequestDiagnosis& f : d.failures) {
-    j["failed_requests"].push_back(failure_json(run, f));
+    j["failed_requests"].push_back(failure_json_with_router(run, f));
   }
   j["timeline"] = timeline_json(run, d);
   out << j.dump(2, ' ', false, json::error_handler_t::replace) << '\n';

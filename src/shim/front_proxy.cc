@@ -149,11 +149,9 @@ void ProxySession::forward(Retry retry) {
 }
 
 void ProxySession::send(Retry retry) {
-  zerodrop::http::exchange(upstream_, upstream_buffer_, request_, response_,
-                           {kBodyLimit, kUpstreamTimeout},
-                           [self = shared_from_this(), retry](auto result) {
-                             self->on_exchanged(retry, result);
-                           });
+  zerodrop::http::exchange(
+      upstream_, upstream_buffer_, request_, response_, {kBodyLimit, kUpstreamTimeout},
+      [self = shared_from_this(), retry](auto result) { self->on_exchanged(retry, result); });
 }
 
 void ProxySession::on_exchanged(Retry retry, const zerodrop::http::Exchanged& result) {
@@ -175,15 +173,15 @@ void ProxySession::on_exchanged(Retry retry, const zerodrop::http::Exchanged& re
     return forward(Retry::never);
   }
   // Every failure is a 502 here (a timeout too): the contract of zerodrop run's proxy.
-  response_ = zerodrop::http::own_response(http::status::bad_gateway,
-                                           "zerodrop run: upstream failed\n", client_side_,
-                                           zerodrop::http::ClientConnection::close);
+  response_ =
+      zerodrop::http::own_response(http::status::bad_gateway, "zerodrop run: upstream failed\n",
+                                   client_side_, zerodrop::http::ClientConnection::close);
   respond();
 }
 
 void ProxySession::respond() {
-  bool keep = client_side_.keep_alive && response_.keep_alive()
-              && proxy_.shutdown.keep_connection();
+  bool keep =
+      client_side_.keep_alive && response_.keep_alive() && proxy_.shutdown.keep_connection();
   response_.keep_alive(keep);
   zerodrop::http::write_response(client_, response_, client_side_,
                                  [self = shared_from_this(), keep](beast::error_code ec) {

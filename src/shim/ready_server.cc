@@ -165,9 +165,9 @@ HttpUrl parse_http_url(const std::string& text, const std::string& what) {
 
 ReadyServer::ReadyServer(asio::io_context& io, const lifecycle::Shutdown& shutdown,
                          const ListenAddress& listen, std::optional<HttpUrl> app_ready)
-    : impl_(std::make_shared<Impl>(
-        Impl{io, shutdown, std::move(app_ready),
-             open_listener(io, listen.host, listen.port, "--ready-port")})) {
+    : impl_(
+        std::make_shared<Impl>(Impl{io, shutdown, std::move(app_ready),
+                                    open_listener(io, listen.host, listen.port, "--ready-port")})) {
   impl_->accept();
 }
 

@@ -395,8 +395,8 @@ TEST(Diagnose, TheRoutersOwnFailureIsNeverAHoleOfTheApp) {
   b.request(4.7, 4.7, Outcome::http_502, Connection::fresh, "node-1", "web-0");
   record::RunRecord run = b.build();
   size_t first = run.requests.size() - 3;
-  run.requests[first].router_error = "bad_response";        // the router could not parse it
-  run.requests[first + 1].router_error = "body_too_large";  // the router would not buffer it
+  run.requests[first].router_error = "bad_response";         // the router could not parse it
+  run.requests[first + 1].router_error = "body_too_large";   // the router would not buffer it
   run.requests[first + 2].router_error = "connect_refused";  // the pod had stopped listening
   for (size_t i = first; i < run.requests.size(); ++i) {
     run.requests[i].status = 502;

@@ -20,7 +20,8 @@ using namespace std::chrono_literals;
 
 // One blocking HTTP/1.1 exchange with Connection: close.
 std::string get(uint16_t port, uint16_t* local_port = nullptr) {
-  return zerodrop::testing::raw_exchange(port, "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", local_port);
+  return zerodrop::testing::raw_exchange(
+      port, "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", local_port);
 }
 
 // The naive example server on 127.0.0.1:port.
@@ -125,9 +126,10 @@ struct L7Fixture {
 TEST(Router, L7RelaysAHeadResponseWithContentLengthAndNoBody) {
   // nginx answers HEAD with the Content-Length a GET would have: the router must not wait for it.
   L7Fixture lab(Behaviour::head_length);
-  std::string response = zerodrop::testing::raw_exchange(lab.router->port(),
-                                  "HEAD / HTTP/1.1\r\nHost: t\r\n\r\n"
-                                  "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+  std::string response =
+      zerodrop::testing::raw_exchange(lab.router->port(),
+                                      "HEAD / HTTP/1.1\r\nHost: t\r\n\r\n"
+                                      "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(zerodrop::testing::occurrences(response, "HTTP/1.1 200 OK"), 2u) << response;
   size_t second = response.find("HTTP/1.1", 1);
   ASSERT_NE(second, std::string::npos) << response;
@@ -139,10 +141,11 @@ TEST(Router, L7RelaysAHeadResponseWithContentLengthAndNoBody) {
 
 TEST(Router, L7DropsHopByHopHeadersBothWays) {
   L7Fixture lab(Behaviour::echo);
-  std::string response = zerodrop::testing::raw_exchange(lab.router->port(),
-                                  "GET / HTTP/1.1\r\nHost: t\r\nConnection: close, X-Client-Hop\r\n"
-                                  "X-Client-Hop: 1\r\nKeep-Alive: 300\r\nProxy-Connection: x\r\n"
-                                  "TE: trailers\r\nUpgrade: h2c\r\nX-End-To-End: kept\r\n\r\n");
+  std::string response = zerodrop::testing::raw_exchange(
+      lab.router->port(),
+      "GET / HTTP/1.1\r\nHost: t\r\nConnection: close, X-Client-Hop\r\n"
+      "X-Client-Hop: 1\r\nKeep-Alive: 300\r\nProxy-Connection: x\r\n"
+      "TE: trailers\r\nUpgrade: h2c\r\nX-End-To-End: kept\r\n\r\n");
   size_t body = response.find("\r\n\r\n");
   ASSERT_NE(body, std::string::npos) << response;
   std::string headers = response.substr(0, body);
@@ -168,13 +171,15 @@ TEST(Router, L7ConsumesInterimResponses) {
 
 TEST(Router, L7AnswersAnHttp10ClientInHttp10AndCloses) {
   L7Fixture lab(Behaviour::echo);
-  std::string response = zerodrop::testing::raw_exchange(lab.router->port(), "GET / HTTP/1.0\r\n\r\n");
+  std::string response =
+      zerodrop::testing::raw_exchange(lab.router->port(), "GET / HTTP/1.0\r\n\r\n");
   EXPECT_TRUE(response.starts_with("HTTP/1.0 200 OK")) << response;  // and it closed: we returned
   EXPECT_NE(response.find("GET / HTTP/1.1\r\n"), std::string::npos)
       << "the upstream request is HTTP/1.1: " << response;
-  std::string kept = zerodrop::testing::raw_exchange(lab.router->port(),
-                              "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
-                              "GET / HTTP/1.0\r\n\r\n");
+  std::string kept =
+      zerodrop::testing::raw_exchange(lab.router->port(),
+                                      "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
+                                      "GET / HTTP/1.0\r\n\r\n");
   EXPECT_EQ(zerodrop::testing::occurrences(kept, "HTTP/1.0 200 OK"), 2u) << kept;
   EXPECT_NE(kept.find("Connection: keep-alive"), std::string::npos) << kept;
 }
@@ -201,7 +206,8 @@ TEST(Router, L7SaysWhyItAnsweredItself) {
   EXPECT_NE(response.find("X-Zerodrop-Router-Error: upstream_timeout"), std::string::npos)
       << response;
   L7Fixture garbage(Behaviour::garbage);
-  response = zerodrop::testing::raw_exchange(garbage.router->port(), "HEAD / HTTP/1.1\r\nHost: t\r\n\r\n");
+  response =
+      zerodrop::testing::raw_exchange(garbage.router->port(), "HEAD / HTTP/1.1\r\nHost: t\r\n\r\n");
   EXPECT_TRUE(response.starts_with("HTTP/1.1 502")) << response;
   EXPECT_NE(response.find("X-Zerodrop-Router-Error: bad_response"), std::string::npos) << response;
   EXPECT_TRUE(response.ends_with("\r\n\r\n")) << "no body after HEAD: " << response;

@@ -52,10 +52,11 @@ TEST(FrontProxy, RelaysAHeadResponseWithContentLengthAndNoBody) {
 
 TEST(FrontProxy, DropsHopByHopHeadersBothWays) {
   Front front(Behaviour::echo);
-  std::string response = raw_exchange(front.proxy.port(),
-                                      "GET / HTTP/1.1\r\nHost: t\r\nConnection: close, X-Client-Hop\r\n"
-                                      "X-Client-Hop: 1\r\nKeep-Alive: 300\r\nProxy-Connection: x\r\n"
-                                      "TE: trailers\r\nUpgrade: h2c\r\nX-End-To-End: kept\r\n\r\n");
+  std::string response =
+      raw_exchange(front.proxy.port(),
+                   "GET / HTTP/1.1\r\nHost: t\r\nConnection: close, X-Client-Hop\r\n"
+                   "X-Client-Hop: 1\r\nKeep-Alive: 300\r\nProxy-Connection: x\r\n"
+                   "TE: trailers\r\nUpgrade: h2c\r\nX-End-To-End: kept\r\n\r\n");
   size_t body = response.find("\r\n\r\n");
   ASSERT_NE(body, std::string::npos) << response;
   std::string headers = response.substr(0, body);
@@ -89,8 +90,7 @@ TEST(FrontProxy, AnswersAnHttp10ClientInHttp10) {
 
 TEST(FrontProxy, Answers502WhenTheAppSendsNoResponse) {
   Front front(Behaviour::garbage);
-  std::string response =
-      raw_exchange(front.proxy.port(), "HEAD / HTTP/1.1\r\nHost: t\r\n\r\n");
+  std::string response = raw_exchange(front.proxy.port(), "HEAD / HTTP/1.1\r\nHost: t\r\n\r\n");
   EXPECT_TRUE(response.starts_with("HTTP/1.1 502")) << response;
   EXPECT_NE(response.find("Connection: close"), std::string::npos) << response;
   EXPECT_TRUE(response.ends_with("\r\n\r\n")) << "no body after HEAD: " << response;

@@ -261,9 +261,10 @@ awaitable<bool> MisbehavingServer::Impl::respond(tcp::socket& socket, const std:
       co_return true;
     }
     case Behaviour::interim:
-      co_await write(socket, "HTTP/1.1 100 Continue\r\n\r\n"
-                             "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
-                             + response(200, "ok"));
+      co_await write(socket,
+                     "HTTP/1.1 100 Continue\r\n\r\n"
+                     "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
+                         + response(200, "ok"));
       co_return true;
     case Behaviour::echo:
       co_await write(socket, fmt::format("{}Connection: keep-alive, X-Hop\r\nX-Hop: 1\r\n"
