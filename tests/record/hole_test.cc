@@ -78,6 +78,20 @@ TEST(Hole, ReportJsonDocListsEveryId) {
   EXPECT_NE(doc.find(ids + "`."), std::string::npos) << "docs/report-json.md should say " << ids;
 }
 
+TEST(Hole, ManPageListsEveryHole) {
+  std::string page = read_doc("docs/zerodrop.1");
+  std::string holes;
+  for (const HoleInfo& h : kHoles) {
+    holes += ".TP\n.B " + std::string(h.id) + "\n" + std::string(h.meaning) + "\n";
+  }
+  EXPECT_NE(page.find(".SH HOLES\nEvery report, audit rule and diagnosis names failures with these "
+                      "ids:\n"
+                      + holes + ".SH"),
+            std::string::npos)
+      << "docs/zerodrop.1's HOLES section should be:\n"
+      << holes;
+}
+
 TEST(Hole, AuditRulesTableNamesOnlyKnownHoles) {
   std::vector<std::string> rows = table_after(read_doc("docs/audit.md"), "## Rules");
   ASSERT_FALSE(rows.empty());
