@@ -16,15 +16,29 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 21> kEventNames = {
-    "pod_created",        "pod_started",      "pod_ready",
-    "pod_unready",        "probe_failed",     "liveness_restart",
-    "deletion_started",   "prestop_started",  "prestop_finished",
-    "prestop_failed",     "signal_sent",      "pod_exited",
-    "endpoint_changed",   "router_applied",   "router_refused",
-    "rollout_started",    "rollout_step",     "rollout_finished",
-    "disruption_started", "disruption_ended", "note",
-};
+constexpr auto kEventNames = std::to_array<std::string_view>({
+    "pod_created",
+    "pod_started",
+    "pod_ready",
+    "pod_unready",
+    "probe_failed",
+    "liveness_restart",
+    "deletion_started",
+    "prestop_started",
+    "prestop_finished",
+    "prestop_failed",
+    "signal_sent",
+    "pod_exited",
+    "endpoint_changed",
+    "router_applied",
+    "router_refused",
+    "rollout_started",
+    "rollout_step",
+    "rollout_finished",
+    "disruption_started",
+    "disruption_ended",
+    "note",
+});
 static_assert(kEventNames.size() == static_cast<size_t>(EventKind::note) + 1);
 
 nlohmann::ordered_json to_json(const Conditions& c) {
@@ -142,6 +156,7 @@ RequestRecord request_from_json(const json& j) {
   r.router = j.value("router", "");
   r.backend = j.value("backend", "");
   r.error = j.value("error", "");
+  r.router_error = j.value("router_error", "");
   return r;
 }
 
@@ -255,6 +270,9 @@ void write_ndjson(std::ostream& out, const RequestRecord& r) {
   }
   if (!r.error.empty()) {
     j["error"] = r.error;
+  }
+  if (!r.router_error.empty()) {
+    j["router_error"] = r.router_error;
   }
   out << j.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
 }
