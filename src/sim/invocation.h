@@ -6,7 +6,6 @@
 #include <string>
 
 #include "record/run_folder.h"
-
 #include "sim/options.h"
 #include "sim/sweep.h"
 
@@ -15,8 +14,8 @@ namespace zerodrop::sim {
 // How a simulated run ends, given its record and its folder (when --out asked for one): the cli
 // passes report::finish_run (diagnosis, terminal report, report files, run.json), so the
 // simulator need not know the renderers.
-using Finish = std::function<void(const std::optional<record::RunFolder>&,
-                                  const record::RunRecord&, std::ostream&)>;
+using Finish = std::function<void(const std::optional<record::RunFolder>&, const record::RunRecord&,
+                                  std::ostream&)>;
 
 // What `zerodrop sim` was asked to do.
 struct Invocation {

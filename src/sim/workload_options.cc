@@ -72,8 +72,7 @@ void apply_workload(Options& options, const kube::Workload& w, const std::string
     options.readiness = Readiness::lies;  // no probe: Ready as soon as the container runs
     options.readiness_period = 1;
   }
-  options.scenario.extra["workload"] =
-      fmt::format("{}/{}", kube::to_string(w.kind), w.meta.name);
+  options.scenario.extra["workload"] = fmt::format("{}/{}", kube::to_string(w.kind), w.meta.name);
   options.scenario.container = c.name;
 }
 

@@ -52,8 +52,7 @@ TEST(TrafficOnly, NamesNoHoleAndSaysWhatItCan) {
     EXPECT_EQ(d.disruption->start, at(2.95));
     EXPECT_EQ(d.disruption->end, at(4.05));
     std::string head = "12 of " + std::to_string(d.totals.requests) + " requests failed";
-    EXPECT_NE(d.conclusion.find(head + " (connect_refused 10"), std::string::npos)
-        << d.conclusion;
+    EXPECT_NE(d.conclusion.find(head + " (connect_refused 10"), std::string::npos) << d.conclusion;
     EXPECT_NE(d.conclusion.find("no hole can be named"), std::string::npos) << d.conclusion;
     EXPECT_FALSE(d.rollout_related);
   }

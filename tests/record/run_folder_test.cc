@@ -18,8 +18,8 @@ class RunFolderTest : public ::testing::Test {
 protected:
   void SetUp() override {
     dir_ = fs::path(::testing::TempDir())
-           / ("run_folder_" + std::string(
-                                  ::testing::UnitTest::GetInstance()->current_test_info()->name()));
+           / ("run_folder_"
+              + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
   }
 
@@ -46,15 +46,14 @@ TEST(EventJson, KeysInOrderAndSortedOnEachNdjsonLine) {
   for (const auto& [key, value] : j.items()) {
     keys.push_back(key);
   }
-  EXPECT_EQ(keys, (std::vector<std::string>{"t_us", "kind", "pod", "router", "conditions",
-                                            "detail"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"t_us", "kind", "pod", "router", "conditions", "detail"}));
   std::ostringstream line;
   write_ndjson(line, e);
-  EXPECT_EQ(line.str(),
-            R"({"conditions":{"ready":false,"serving":true,"terminating":true},)"
-            R"("detail":"connection refused","kind":"router_refused","pod":"web-0",)"
-            R"("router":"node-1","t_us":4310000})"
-            "\n");
+  EXPECT_EQ(line.str(), R"({"conditions":{"ready":false,"serving":true,"terminating":true},)"
+                        R"("detail":"connection refused","kind":"router_refused","pod":"web-0",)"
+                        R"("router":"node-1","t_us":4310000})"
+                        "\n");
 }
 
 TEST_F(RunFolderTest, NamesItsFiles) {

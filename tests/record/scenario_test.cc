@@ -13,10 +13,10 @@ using namespace std::chrono_literals;
 // again, it is the same text, key for key.
 TEST(Scenario, LabAndSimStringsRoundTripUnchanged) {
   const std::map<std::string, std::string> lab = {
-      {"action", "restart"},      {"grace", "5s"},        {"max_surge", "25%"},
-      {"max_unavailable", "0"},   {"nodes", "2"},         {"port", "0"},
-      {"prestop", "sleep:1s"},    {"readiness", "tcp"},   {"replicas", "2"},
-      {"container", "web"},       {"propagation", "1s"},  {"k8s_version", "1.29"}};
+      {"action", "restart"},    {"grace", "5s"},       {"max_surge", "25%"},
+      {"max_unavailable", "0"}, {"nodes", "2"},        {"port", "0"},
+      {"prestop", "sleep:1s"},  {"readiness", "tcp"},  {"replicas", "2"},
+      {"container", "web"},     {"propagation", "1s"}, {"k8s_version", "1.29"}};
   Scenario s = scenario_from_strings(lab);
   EXPECT_EQ(s.replicas, 2);
   EXPECT_EQ(s.grace, Duration(5s));
@@ -58,10 +58,10 @@ TEST(Scenario, HooksAndProbesKnowWhatTheyCanSay) {
 // naming the key.
 TEST(Scenario, AMalformedTypedKeyIsAnErrorNamingIt) {
   for (const auto& [key, value] : std::map<std::string, std::string>{{"grace", "soon"},
-                                                                    {"replicas", "three"},
-                                                                    {"max_unavailable", "150%"},
-                                                                    {"port", "70000"},
-                                                                    {"prestop", "sleep 5"}}) {
+                                                                     {"replicas", "three"},
+                                                                     {"max_unavailable", "150%"},
+                                                                     {"port", "70000"},
+                                                                     {"prestop", "sleep 5"}}) {
     try {
       scenario_from_strings({{key, value}});
       FAIL() << key << " = " << value << " was accepted";
