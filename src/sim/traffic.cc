@@ -27,6 +27,8 @@ private:
   void old_pod(int r, size_t index);
   void new_pod(size_t index);
   void no_endpoints();
+  void reconnects();
+  void reconnect_piece(double from, double to, double& unpinned, double& credit);
   void sample_events(int r);
   void build_refusing(int r);
   void build_steps();
@@ -58,6 +60,14 @@ private:
   double hazard_ = 0;        // per-connection rate of closing (max age, idle timeout)
   std::vector<double> applied_;
   std::vector<double> refuse_starts_, refuse_ends_;
+  // L4 keep-alive: an old pod's pinned connections break; their clients reconnect.
+  struct Break {
+    double t;
+    double live_until;  // the pod took new connections until then (its share grew meanwhile)
+    double kept;        // the share of its connections still pinned at the break, per 1/n
+  };
+  std::vector<Break> breaks_;
+  std::vector<std::pair<double, double>> credit_;  // (time, re-pinned share per live endpoint)
   Traffic out_;
 };
 
@@ -210,7 +220,8 @@ void Accountant::old_pod(int r, size_t index) {
   }
   // Requests in flight when the process exits (naive) or is killed.
   bool killed = p.kill != kNever;
-  double cut = killed ? p.kill : (o_.app == App::naive ? p.exit : kNever);
+  bool exits_at_once = o_.app == App::naive || o_.app == App::linger;
+  double cut = killed ? p.kill : (exits_at_once ? p.exit : kNever);
   bool retried = !l4_ && o_.idempotent && o_.dataplane == Dataplane::ingress_nginx
                  && o_.profile.ingress.tries > 1;
   if (cut != kNever && !retried) {
@@ -229,7 +240,7 @@ void Accountant::old_pod(int r, size_t index) {
     return;
   }
   double broken = o_.app == App::close_listener ? p.idle_closed
-                  : o_.app == App::naive        ? p.exit
+                  : exits_at_once               ? p.exit
                                                 : p.kill;
   if (broken == kNever || broken >= end_) {
     return;
@@ -239,11 +250,9 @@ void Accountant::old_pod(int r, size_t index) {
   double stale =
       o_.stale_check == StaleCheck::none ? connections : rate_r_ * share * o_.stale_window;
   add_point(index, broken, stale, Hole::keepalive_stale, Outcome::closed_before_response);
-  if (broken < stop) {
-    // Their clients reconnect through a router that may pick the same dead pod again.
-    double again = n > 1 ? connections * (1.0 / n) / (1 - 1.0 / n) : connections;
-    add_point(index, broken, again, Hole::deregistration_race, Outcome::connect_refused);
-  }
+  // Their clients reconnect through a router that may pick a refusing pod again (reconnects()).
+  double live_until = std::min({p.refuse_from, stop, broken});
+  breaks_.push_back({broken, live_until, share * n});
 }
 
 // Traffic a router sends a new pod after it applied its Ready, before the app can serve.
@@ -277,6 +286,72 @@ void Accountant::no_endpoints() {
       out_.tally.add_window(applied_[w], to, rate_r_, Hole::capacity_dip, outcome);
     }
   }
+}
+
+// Clients whose connections broke reconnect through the router, which picks among its view; a
+// pick of a refusing pod fails and the next request tries again. The unpinned share of the
+// router's traffic shrinks by (1 - f) per request and connection (f: the refusing fraction of
+// the view); what re-pins spreads over the live endpoints, so an old pod that breaks later
+// carries more than 1/n. While every endpoint of the view refuses, every request fails.
+void Accountant::reconnects() {
+  std::sort(breaks_.begin(), breaks_.end(),
+            [](const Break& a, const Break& b) { return a.t < b.t; });
+  credit_.assign(1, {0.0, 0.0});
+  double unpinned = 0, credit = 0, t = 0;
+  auto credit_at = [&](double when) {
+    auto it = std::upper_bound(credit_.begin(), credit_.end(), when,
+                               [](double v, const auto& c) { return v < c.first; });
+    return std::prev(it)->second;
+  };
+  double initial = 1.0 / std::max(1, control_.initial_ready);
+  for (size_t b = 0; b < breaks_.size();) {
+    if (unpinned < 1e-12) {
+      t = breaks_[b].t;  // nothing to account until the next break
+    }
+    while (b < breaks_.size() && breaks_[b].t <= t) {
+      const Break& k = breaks_[b++];
+      unpinned += k.kept * (initial + credit_at(k.live_until));
+    }
+    // The next moment the view or the refusing set changes, or the next break.
+    double next = b < breaks_.size() ? breaks_[b].t : end_;
+    auto after = [&](const std::vector<double>& v) {
+      auto it = std::upper_bound(v.begin(), v.end(), t);
+      return it == v.end() ? kNever : *it;
+    };
+    next = std::min({next, after(applied_), after(refuse_starts_), after(refuse_ends_), end_});
+    if (next <= t) {
+      break;
+    }
+    reconnect_piece(t, next, unpinned, credit);
+    credit_.emplace_back(next, credit);
+    t = next;
+    if (b == breaks_.size() && (unpinned < 1e-12 || t >= end_)) {
+      break;
+    }
+  }
+}
+
+void Accountant::reconnect_piece(double from, double to, double& unpinned, double& credit) {
+  int n = view(from);
+  int bad = std::min(n, refusing(from));
+  if (n == 0) {
+    return;  // no endpoint at all: capacity-dip
+  }
+  double f = static_cast<double>(bad) / n;
+  double per_connection = (to - from) * std::max(o_.connection_rate, 1e-9);
+  double connections = unpinned * rate_r_ / std::max(o_.connection_rate, 1e-9);
+  double failed = 0, repinned = 0;
+  if (f >= 1) {
+    failed = connections * per_connection;
+  } else {
+    double stay = std::pow(f, per_connection);
+    failed = connections * f * (1 - stay) / (1 - f);
+    repinned = unpinned * (1 - stay);
+  }
+  out_.tally.add_window(from, to, failed / (to - from), Hole::deregistration_race,
+                        Outcome::connect_refused);
+  unpinned -= repinned;
+  credit += n > bad ? repinned / (n - bad) : 0;
 }
 
 void Accountant::build_refusing(int r) {
@@ -326,9 +401,11 @@ void Accountant::router(int r) {
   if (direct_) {
     build_steps();
   }
-  if (o_.dataplane == Dataplane::ingress_nginx) {
+  bool keepalive = l4_ && o_.keepalive == Keepalive::on;
+  if (o_.dataplane == Dataplane::ingress_nginx || keepalive) {
     build_refusing(r);
   }
+  breaks_.clear();
   for (size_t i = 0; i < control_.pods.size(); ++i) {
     const PodTimeline& p = control_.pods[i];
     if (p.old && p.deletion < end_) {
@@ -336,6 +413,9 @@ void Accountant::router(int r) {
     } else if (!p.old) {
       new_pod(i);
     }
+  }
+  if (keepalive) {
+    reconnects();
   }
   no_endpoints();
   int step = std::max(1, routers_.count() / std::max(1, o_.sample_routers));
