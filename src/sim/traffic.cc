@@ -25,6 +25,7 @@ public:
 private:
   void router(int r);
   void old_pod(int r, size_t index);
+  void cut_in_flight(size_t index, double stop, int n);
   void new_pod(size_t index);
   void no_endpoints();
   void reconnects();
@@ -33,6 +34,10 @@ private:
   void build_refusing(int r);
   void build_steps();
   int view(double t) const;
+  int view_after(size_t write) const;
+  void build_inverse_view();
+  double inverse_view_integral(double t) const;
+  double mean_share(double from, double to) const;
   int refusing(double t) const;
   double stop_of(int r, const PodTimeline& p) const;
   double pinned(const PodTimeline& p, double stop, int n, double t) const;
@@ -59,13 +64,16 @@ private:
   double new_fraction_ = 1;  // requests that open a new connection (L4 keep-alive)
   double hazard_ = 0;        // per-connection rate of closing (max age, idle timeout)
   std::vector<double> applied_;
+  std::vector<double> inverse_view_;  // [w]: the integral of 1/view(t) from applied_[0] to it
   std::vector<double> refuse_starts_, refuse_ends_;
+
   // L4 keep-alive: an old pod's pinned connections break; their clients reconnect.
   struct Break {
     double t;
     double live_until;  // the pod took new connections until then (its share grew meanwhile)
     double kept;        // the share of its connections still pinned at the break, per 1/n
   };
+
   std::vector<Break> breaks_;
   std::vector<std::pair<double, double>> credit_;  // (time, re-pinned share per live endpoint)
   Traffic out_;
@@ -130,12 +138,43 @@ int Accountant::view(double t) const {
   }
   auto it = std::upper_bound(applied_.begin(), applied_.end(), t);
   long w = (it - applied_.begin()) - 1;
-  if (w < 0) {
-    return control_.initial_ready;
-  }
-  const SliceWrite& write = control_.writes[static_cast<size_t>(w)];
+  return w < 0 ? control_.initial_ready : view_after(static_cast<size_t>(w));
+}
+
+int Accountant::view_after(size_t w) const {
+  const SliceWrite& write = control_.writes[w];
   // kube-proxy falls back to serving-terminating endpoints when none is ready (§3.1).
   return write.ready_after > 0 || !l4_ ? write.ready_after : write.serving_terminating_after;
+}
+
+// A pod's share of the router's new connections is 1/view(t), and the view changes within a
+// window (new pods join, other old pods leave): windows integrate it, with a running integral
+// over the router's applied writes (in order).
+void Accountant::build_inverse_view() {
+  inverse_view_.assign(applied_.size(), 0.0);
+  for (size_t w = 1; w < applied_.size() && applied_[w] != kNever; ++w) {
+    int n = view_after(w - 1);
+    inverse_view_[w] = inverse_view_[w - 1] + (n > 0 ? (applied_[w] - applied_[w - 1]) / n : 0);
+  }
+}
+
+double Accountant::inverse_view_integral(double t) const {
+  auto it = std::upper_bound(applied_.begin(), applied_.end(), t);
+  if (it == applied_.begin()) {
+    return (t - (applied_.empty() ? t : applied_[0])) / std::max(1, control_.initial_ready);
+  }
+  size_t w = static_cast<size_t>(it - applied_.begin()) - 1;
+  int n = view_after(w);
+  return inverse_view_[w] + (n > 0 ? (t - applied_[w]) / n : 0);
+}
+
+// The mean of 1/view over [from, to): a pod's mean share of the router's new connections.
+double Accountant::mean_share(double from, double to) const {
+  to = std::min(to, end_);
+  if (direct_ || to <= from) {
+    return 1.0 / std::max(1, view(from));
+  }
+  return (inverse_view_integral(to) - inverse_view_integral(from)) / (to - from);
 }
 
 double Accountant::stop_of(int r, const PodTimeline& p) const {
@@ -154,13 +193,16 @@ double Accountant::stop_of(int r, const PodTimeline& p) const {
 }
 
 // The share of the router's traffic on connections pinned to the pod (conntrack keeps a flow on
-// the backend chosen at connect time): 1/n until the router stops choosing it, then decaying as
-// clients close connections; a graceful app's Connection: close moves each at its next request.
+// the backend chosen at connect time): without keep-alive 1/n until the router stops choosing
+// it; with it, the share of the connections opened before the rollout, decaying once the router
+// stops choosing it as clients close connections; a graceful app's Connection: close moves each
+// at its next request.
 double Accountant::pinned(const PodTimeline& p, double stop, int n, double t) const {
-  double share = 1.0 / std::max(n, 1);
   if (!l4_ || o_.keepalive == Keepalive::off) {
-    return t < stop ? share : 0;
+    return t < stop ? 1.0 / std::max(n, 1) : 0;
   }
+  // Kept-alive connections were opened before the rollout, over the old pods alone.
+  double share = 1.0 / std::max(1, control_.initial_ready);
   if (t > stop) {
     share *= std::exp(-hazard_ * (t - stop));
   }
@@ -204,6 +246,41 @@ void Accountant::add_point(size_t pod, double t, double mean, Hole hole, Outcome
   out_.per_pod[pod][static_cast<size_t>(hole)] += mean;
 }
 
+// Requests in flight when the process exits (naive, linger) or is killed. A request the client
+// sent on a kept-alive connection after the router had dropped the pod is keepalive-stale (the
+// lab's diagnosis: a reused connection, the router had removed the pod), the rest no-drain.
+void Accountant::cut_in_flight(size_t index, double stop, int n) {
+  const PodTimeline& p = control_.pods[index];
+  bool killed = p.kill != kNever;
+  bool exits_at_once = o_.app == App::naive || o_.app == App::linger;
+  double cut = killed ? p.kill : (exits_at_once ? p.exit : kNever);
+  bool retried = !l4_ && o_.idempotent && o_.dataplane == Dataplane::ingress_nginx
+                 && o_.profile.ingress.tries > 1;
+  if (cut == kNever || retried) {
+    return;
+  }
+  // Requests accepted at the full share until the router stopped or the drain began, and on
+  // kept-alive connections until the drain began, that are still running at the cut.
+  const Distribution& d = o_.request_duration;
+  double until = std::min(stop, p.drain_start);
+  double kept_rate = rate_r_ * pinned(p, stop, n, p.drain_start);
+  double mean =
+      std::max(rate_r_ / n * d.excess(cut - until), kept_rate * d.excess(cut - p.drain_start));
+  Outcome outcome = l4_ ? Outcome::reset_before_response : Outcome::http_502;
+  if (killed) {
+    add_point(index, cut, mean, Hole::grace_overrun, outcome);
+    return;
+  }
+  double stale = 0;
+  double pinned_from = std::max(stop, p.term);
+  if (l4_ && o_.keepalive == Keepalive::on && pinned_from < p.drain_start) {
+    stale = kept_rate * (d.excess(cut - p.drain_start) - d.excess(cut - pinned_from));
+    stale = std::clamp(stale, 0.0, mean);
+  }
+  add_point(index, cut, stale, Hole::keepalive_stale, outcome);
+  add_point(index, cut, mean - stale, Hole::no_drain, outcome);
+}
+
 void Accountant::old_pod(int r, size_t index) {
   const PodTimeline& p = control_.pods[index];
   double stop = stop_of(r, p);
@@ -215,30 +292,17 @@ void Accountant::old_pod(int r, size_t index) {
   // New connections the router still sends after the pod stopped accepting.
   if (stop > p.refuse_from) {
     int bad = l4_ ? 1 : std::max(1, refusing(p.refuse_from));
-    double density = rate_r_ * new_fraction_ / n * all_tries_fail(n, bad);
+    double share = mean_share(p.refuse_from, stop);
+    double density = rate_r_ * new_fraction_ * share * all_tries_fail(n, bad);
     add_window(index, p.refuse_from, stop, density, Hole::deregistration_race, refused);
   }
-  // Requests in flight when the process exits (naive) or is killed.
-  bool killed = p.kill != kNever;
-  bool exits_at_once = o_.app == App::naive || o_.app == App::linger;
-  double cut = killed ? p.kill : (exits_at_once ? p.exit : kNever);
-  bool retried = !l4_ && o_.idempotent && o_.dataplane == Dataplane::ingress_nginx
-                 && o_.profile.ingress.tries > 1;
-  if (cut != kNever && !retried) {
-    // Requests accepted at the full share until the router stopped or the drain began, and on
-    // kept-alive connections until the drain began, that are still running at the cut.
-    double until = std::min(stop, p.drain_start);
-    double mean = std::max(rate_r_ / n * o_.request_duration.excess(cut - until),
-                           rate_r_ * pinned(p, stop, n, p.drain_start)
-                               * o_.request_duration.excess(cut - p.drain_start));
-    add_point(index, cut, mean, killed ? Hole::grace_overrun : Hole::no_drain,
-              l4_ ? Outcome::reset_before_response : Outcome::http_502);
-  }
+  cut_in_flight(index, stop, n);
   // Keep-alive connections the server closes under the client (L4 only: an L7 router's upstream
   // pool is its own and retries).
   if (!l4_ || o_.keepalive == Keepalive::off) {
     return;
   }
+  bool exits_at_once = o_.app == App::naive || o_.app == App::linger;
   double broken = o_.app == App::close_listener ? p.idle_closed
                   : exits_at_once               ? p.exit
                                                 : p.kill;
@@ -252,7 +316,7 @@ void Accountant::old_pod(int r, size_t index) {
   add_point(index, broken, stale, Hole::keepalive_stale, Outcome::closed_before_response);
   // Their clients reconnect through a router that may pick a refusing pod again (reconnects()).
   double live_until = std::min({p.refuse_from, stop, broken});
-  breaks_.push_back({broken, live_until, share * n});
+  breaks_.push_back({broken, live_until, share * std::max(1, control_.initial_ready)});
 }
 
 // Traffic a router sends a new pod after it applied its Ready, before the app can serve.
@@ -263,7 +327,7 @@ void Accountant::new_pod(size_t index) {
   }
   double from = applied_[static_cast<size_t>(p.ready_write)];
   if (p.serving_from > from) {
-    double density = rate_r_ / std::max(1, view(from));
+    double density = rate_r_ * mean_share(from, p.serving_from);
     add_window(index, from, p.serving_from, density, Hole::readiness_lies, Outcome::http_503);
   }
 }
@@ -400,6 +464,8 @@ void Accountant::router(int r) {
   routers_.apply_times(r, applied_, out_.events);
   if (direct_) {
     build_steps();
+  } else {
+    build_inverse_view();
   }
   bool keepalive = l4_ && o_.keepalive == Keepalive::on;
   if (o_.dataplane == Dataplane::ingress_nginx || keepalive) {
