@@ -123,8 +123,8 @@ def run_lab(args, cell, seed, lab_flags, command):
 
 
 def rollout_failures(run_dir):
-    """Failures per hole among the requests sent from the rollout's start on: the sim's old pods
-    are warm and Ready at its start, while the lab's first pods start with the load."""
+    """Failures per hole among the requests that failed from the rollout's start on: the sim's
+    old pods are warm and Ready at its start, while the lab's first pods start with the load."""
     with open(os.path.join(run_dir, "events.ndjson")) as f:
         events = [json.loads(line) for line in f if line.strip()]
     start = min(e["t_us"] for e in events if e["kind"] == "rollout_started") / 1e6
@@ -132,7 +132,7 @@ def rollout_failures(run_dir):
         failed = json.load(f)["failed_requests"]
     counts = {}
     for r in failed:
-        if r["intended_s"] >= start:
+        if r["done_s"] >= start:
             counts[r["hole"]] = counts.get(r["hole"], 0) + 1
     return counts
 
