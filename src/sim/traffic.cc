@@ -4,80 +4,19 @@
 #include <cmath>
 #include <tuple>
 
+#include "sim/accountant.h"
+
 namespace zerodrop::sim {
 namespace {
-
-using record::Hole;
-using record::Outcome;
 
 record::Micros micros(double seconds) {
   return record::Micros(static_cast<int64_t>(std::llround(seconds * 1e6)));
 }
 
-// One pass per router over every pod. Rates are per second; `share` is the fraction of the
-// router's traffic that goes to one pod.
-class Accountant {
-public:
-  Accountant(const Options& options, const ControlPlane& control, const Routers& routers,
-             double end);
-  Traffic run();
+}  // namespace
 
-private:
-  void router(int r);
-  void old_pod(int r, size_t index);
-  void cut_in_flight(size_t index, double stop, int n);
-  void new_pod(size_t index);
-  void no_endpoints();
-  void reconnects();
-  void reconnect_piece(double from, double to, double& unpinned, double& credit);
-  void sample_events(int r);
-  void build_refusing(int r);
-  void build_steps();
-  int view(double t) const;
-  int view_after(size_t write) const;
-  void build_inverse_view();
-  double inverse_view_integral(double t) const;
-  double mean_share(double from, double to) const;
-  int refusing(double t) const;
-  double stop_of(int r, const PodTimeline& p) const;
-  double pinned(const PodTimeline& p, double stop, int n, double t) const;
-  double all_tries_fail(int n, int bad) const;
-  void add_window(size_t pod, double from, double to, double per_second, Hole hole,
-                  Outcome outcome);
-  void add_point(size_t pod, double t, double mean, Hole hole, Outcome outcome);
-
-  const Options& o_;
-  const ControlPlane& control_;
-  const Routers& routers_;
-  double end_;
-  bool l4_;
-  bool direct_;  // every change lands on its own (the lab's model, a cloud LB)
-
-  struct Step {
-    double t;
-    int ready;
-    int serving_terminating;
-  };
-
-  std::vector<Step> steps_;
-  double rate_r_ = 0;        // requests per second through one router
-  double new_fraction_ = 1;  // requests that open a new connection (L4 keep-alive)
-  double hazard_ = 0;        // per-connection rate of closing (max age, idle timeout)
-  std::vector<double> applied_;
-  std::vector<double> inverse_view_;  // [w]: the integral of 1/view(t) from applied_[0] to it
-  std::vector<double> refuse_starts_, refuse_ends_;
-
-  // L4 keep-alive: an old pod's pinned connections break; their clients reconnect.
-  struct Break {
-    double t;
-    double live_until;  // the pod took new connections until then (its share grew meanwhile)
-    double kept;        // the share of its connections still pinned at the break, per 1/n
-  };
-
-  std::vector<Break> breaks_;
-  std::vector<std::pair<double, double>> credit_;  // (time, re-pinned share per live endpoint)
-  Traffic out_;
-};
+using record::Hole;
+using record::Outcome;
 
 Accountant::Accountant(const Options& options, const ControlPlane& control, const Routers& routers,
                        double end)
@@ -326,10 +265,17 @@ void Accountant::new_pod(size_t index) {
     return;  // the LB's own health check keeps unready targets out
   }
   double from = applied_[static_cast<size_t>(p.ready_write)];
-  if (p.serving_from > from) {
-    double density = rate_r_ * mean_share(from, p.serving_from);
-    add_window(index, from, p.serving_from, density, Hole::readiness_lies, Outcome::http_503);
+  if (p.serving_from <= from) {
+    return;
   }
+  double density = rate_r_ * mean_share(from, p.serving_from);
+  if (l4_ && o_.keepalive == Keepalive::on) {
+    // Kept-alive clients reach a new pod only by opening connections: the new-connection
+    // fraction, and the clients of broken connections that re-pin onto it (reconnects()).
+    double repinned = rate_r_ * credit_integral(from, p.serving_from);
+    density = density * new_fraction_ + repinned / (p.serving_from - from);
+  }
+  add_window(index, from, p.serving_from, density, Hole::readiness_lies, Outcome::http_503);
 }
 
 // Stretches in which the router has no usable endpoint at all: everything fails.
@@ -350,72 +296,6 @@ void Accountant::no_endpoints() {
       out_.tally.add_window(applied_[w], to, rate_r_, Hole::capacity_dip, outcome);
     }
   }
-}
-
-// Clients whose connections broke reconnect through the router, which picks among its view; a
-// pick of a refusing pod fails and the next request tries again. The unpinned share of the
-// router's traffic shrinks by (1 - f) per request and connection (f: the refusing fraction of
-// the view); what re-pins spreads over the live endpoints, so an old pod that breaks later
-// carries more than 1/n. While every endpoint of the view refuses, every request fails.
-void Accountant::reconnects() {
-  std::sort(breaks_.begin(), breaks_.end(),
-            [](const Break& a, const Break& b) { return a.t < b.t; });
-  credit_.assign(1, {0.0, 0.0});
-  double unpinned = 0, credit = 0, t = 0;
-  auto credit_at = [&](double when) {
-    auto it = std::upper_bound(credit_.begin(), credit_.end(), when,
-                               [](double v, const auto& c) { return v < c.first; });
-    return std::prev(it)->second;
-  };
-  double initial = 1.0 / std::max(1, control_.initial_ready);
-  for (size_t b = 0; b < breaks_.size();) {
-    if (unpinned < 1e-12) {
-      t = breaks_[b].t;  // nothing to account until the next break
-    }
-    while (b < breaks_.size() && breaks_[b].t <= t) {
-      const Break& k = breaks_[b++];
-      unpinned += k.kept * (initial + credit_at(k.live_until));
-    }
-    // The next moment the view or the refusing set changes, or the next break.
-    double next = b < breaks_.size() ? breaks_[b].t : end_;
-    auto after = [&](const std::vector<double>& v) {
-      auto it = std::upper_bound(v.begin(), v.end(), t);
-      return it == v.end() ? kNever : *it;
-    };
-    next = std::min({next, after(applied_), after(refuse_starts_), after(refuse_ends_), end_});
-    if (next <= t) {
-      break;
-    }
-    reconnect_piece(t, next, unpinned, credit);
-    credit_.emplace_back(next, credit);
-    t = next;
-    if (b == breaks_.size() && (unpinned < 1e-12 || t >= end_)) {
-      break;
-    }
-  }
-}
-
-void Accountant::reconnect_piece(double from, double to, double& unpinned, double& credit) {
-  int n = view(from);
-  int bad = std::min(n, refusing(from));
-  if (n == 0) {
-    return;  // no endpoint at all: capacity-dip
-  }
-  double f = static_cast<double>(bad) / n;
-  double per_connection = (to - from) * std::max(o_.connection_rate, 1e-9);
-  double connections = unpinned * rate_r_ / std::max(o_.connection_rate, 1e-9);
-  double failed = 0, repinned = 0;
-  if (f >= 1) {
-    failed = connections * per_connection;
-  } else {
-    double stay = std::pow(f, per_connection);
-    failed = connections * f * (1 - stay) / (1 - f);
-    repinned = unpinned * (1 - stay);
-  }
-  out_.tally.add_window(from, to, failed / (to - from), Hole::deregistration_race,
-                        Outcome::connect_refused);
-  unpinned -= repinned;
-  credit += n > bad ? repinned / (n - bad) : 0;
 }
 
 void Accountant::build_refusing(int r) {
@@ -473,15 +353,17 @@ void Accountant::router(int r) {
   }
   breaks_.clear();
   for (size_t i = 0; i < control_.pods.size(); ++i) {
-    const PodTimeline& p = control_.pods[i];
-    if (p.old && p.deletion < end_) {
+    if (control_.pods[i].old && control_.pods[i].deletion < end_) {
       old_pod(r, i);
-    } else if (!p.old) {
-      new_pod(i);
     }
   }
   if (keepalive) {
-    reconnects();
+    reconnects();  // before new_pod(): what re-pins onto new pods
+  }
+  for (size_t i = 0; i < control_.pods.size(); ++i) {
+    if (!control_.pods[i].old) {
+      new_pod(i);
+    }
   }
   no_endpoints();
   int step = std::max(1, routers_.count() / std::max(1, o_.sample_routers));
@@ -498,8 +380,6 @@ Traffic Accountant::run() {
                    [](const record::Event& a, const record::Event& b) { return a.t < b.t; });
   return std::move(out_);
 }
-
-}  // namespace
 
 Traffic account_traffic(const Options& options, const ControlPlane& control, const Routers& routers,
                         double end) {
