@@ -36,7 +36,7 @@ NOT_MODELLED = {
     ("warmup-503", "ka", "readiness-lies"):
         "the lab's client opens extra keep-alive connections when a request overlaps another, "
         "and those go to the warming new pods and stay there; the sim's pool does not grow "
-        "(its readiness-lies traffic is the new pods' share of new connections)",
+        "(its kept-alive clients reach new pods through new connections and reconnects only)",
 }
 
 

@@ -6,14 +6,16 @@
 # the lab seeds' spread, widened to ±15 % of their mean and to a Poisson floor for small counts
 # (tests/e2e/sim_vs_lab.py says how). naive without keep-alive is the deregistration race itself;
 # with keep-alive, clients reconnecting through routers whose whole view refuses; close-listener
-# on a short propagation; linger's stale keep-alive connections; warmup-503's lying probe.
+# on a short propagation; linger's stale keep-alive connections; warmup-503's lying probe;
+# slow-drain's requests cut by SIGKILL.
 source "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip "python3 is needed to read the run folders"
-for app in naive close-listener linger warmup-503; do
+for app in naive close-listener linger warmup-503 slow-drain; do
   [ -x "$BUILD_DIR/examples/$app" ] || fail "examples/$app is not built ($BUILD_DIR/examples)"
 done
 
-python3 "$SOURCE_DIR/tests/e2e/sim_vs_lab.py" "$ZERODROP" "$BUILD_DIR" "$WORK" \
-  --cells naive/noka/long,naive/ka/long,close-listener/noka/short,linger/ka/long,warmup-503/noka/long \
+cells=naive/noka/long,naive/ka/long,close-listener/noka/short,linger/ka/long
+cells+=,warmup-503/noka/long,slow-drain/noka/short
+python3 "$SOURCE_DIR/tests/e2e/sim_vs_lab.py" "$ZERODROP" "$BUILD_DIR" "$WORK" --cells "$cells" \
   || fail "the sim left the lab's band in some cell (table above)"
 echo "ok"
