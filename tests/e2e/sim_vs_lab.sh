@@ -11,7 +11,7 @@
 source "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip "python3 is needed to read the run folders"
 for app in naive close-listener linger warmup-503 slow-drain; do
-  [ -x "$BUILD_DIR/examples/$app" ] || fail "examples/$app is not built ($BUILD_DIR/examples)"
+  need_built "$BUILD_DIR/examples/$app"
 done
 
 cells=naive/noka/long,naive/ka/long,close-listener/noka/short,linger/ka/long

@@ -7,7 +7,7 @@
 source "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip "python3 is needed to read the run folders"
 for app in naive close-listener linger slow-drain warmup-503 graceful; do
-  [ -x "$BUILD_DIR/examples/$app" ] || fail "examples/$app is not built ($BUILD_DIR/examples)"
+  need_built "$BUILD_DIR/examples/$app"
 done
 
 python3 "$SOURCE_DIR/tests/e2e/sim_vs_lab.py" "$ZERODROP" "$BUILD_DIR" "$WORK" --cells all \
