@@ -5,7 +5,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all deps test-deps bench-deps build build-asan demo test test-unit test-asan bench install format clean
+.PHONY: all deps test-deps bench-deps build build-asan demo test test-unit test-slow test-asan bench install format clean
 
 all: build
 
@@ -38,10 +38,14 @@ demo: build
 
 # Every test: unit and end-to-end on the optimised build, then again under ASan+UBSan (all but the
 # end-to-end tests labelled `timing`, whose millisecond ordering an instrumented build skews).
+# Tests labelled `slow` (the whole sim-versus-lab matrix, ~12 min) run with `make test-slow`.
 test: test-deps test-unit test-asan
 
 test-unit: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE slow
+
+test-slow: test-deps build
+	cd $(BUILD) && ctest --output-on-failure -L slow
 
 test-asan: test-deps build-asan
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \

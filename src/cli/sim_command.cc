@@ -37,7 +37,7 @@ struct Flags {
   std::string seed = "1", runs = "1", sweep, budget, out, duration = "0", tail = "10s";
   std::string bucket = "1s", pod_capacity = "0", stale_check = "detects";
   std::string connection_rate = "10", connection_max_age = "60s", idle_timeout = "90s";
-  std::string client_retries = "0", method = "GET";
+  std::string client_retries = "0", method = "GET", linger = "3s", readiness_period;
   bool no_keepalive = false;
 };
 
@@ -103,11 +103,15 @@ sim::Invocation to_invocation(const Flags& f, const CLI::App& app) {
   }
   o.rate = parse_number(f.rate, "--rate");
   o.app = sim::app_from_string(f.app, "--app");
+  o.linger = seconds(f.linger, "--linger");
   if (f.readiness != "probed" && f.readiness != "lies") {
     throw Error("--readiness: expected 'probed' or 'lies', got '" + f.readiness + "'");
   }
   if (given("--readiness") || f.file.empty()) {
     o.readiness = f.readiness == "lies" ? sim::Readiness::lies : sim::Readiness::probed;
+  }
+  if (!f.readiness_period.empty()) {
+    o.readiness_period = seconds(f.readiness_period, "--readiness-period");
   }
   o.request_duration = sim::parse_distribution(f.request_duration, "--request-duration");
   o.drain = sim::parse_distribution(f.drain, "--drain");
@@ -163,10 +167,14 @@ void add_flags(CLI::App& app, Flags& f) {
       ->capture_default_str();
   app.add_option("--max-unavailable", f.max_unavailable, "Deployment maxUnavailable (count or %)")
       ->capture_default_str();
-  app.add_option("--app", f.app, "App at SIGTERM: naive (exits), close-listener, graceful")
+  app.add_option("--app", f.app, "App at SIGTERM: naive (exits), close-listener, graceful, linger")
+      ->capture_default_str();
+  app.add_option("--linger", f.linger, "--app linger: stop signal -> exit, serving meanwhile")
       ->capture_default_str();
   app.add_option("--readiness", f.readiness, "New pods' Ready: probed (truthful) or lies (tcp)")
       ->capture_default_str();
+  app.add_option("--readiness-period", f.readiness_period,
+                 "Readiness probe period (default: -f's, else 10s)");
   app.add_option("--warmup", f.warmup, "New pod start -> able to serve (distribution)")
       ->capture_default_str();
   app.add_option("--request-duration", f.request_duration, "Request duration (distribution)")

@@ -50,15 +50,33 @@ void RouterCore::schedule(const EndpointChange& change, Duration delay) {
     std::lock_guard lock(schedule_mutex_);
     at = std::max(clock_.now() + delay, last_apply_);
     last_apply_ = at;
+    pending_.emplace_back(at, change);
   }
-  asio::post(io_, [this, change, at] {
+  asio::post(io_, [this, at] {
     auto timer = std::make_shared<asio::steady_timer>(io_, at);
-    timer->async_wait([this, change, timer](boost::system::error_code ec) {
+    timer->async_wait([this, timer](boost::system::error_code ec) {
       if (!ec) {
-        apply(change);
+        apply_due();
       }
     });
   });
+}
+
+// Changes clamped to the same instant have timers that expire together, and Asio may run those
+// in any order: each timer applies every due change, oldest first.
+void RouterCore::apply_due() {
+  for (;;) {
+    EndpointChange change;
+    {
+      std::lock_guard lock(schedule_mutex_);
+      if (pending_.empty() || pending_.front().first > clock_.now()) {
+        return;
+      }
+      change = std::move(pending_.front().second);
+      pending_.pop_front();
+    }
+    apply(change);
+  }
 }
 
 void RouterCore::apply(const EndpointChange& change) {

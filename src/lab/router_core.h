@@ -3,6 +3,7 @@
 // Internal to the lab's routers (includes Asio): the state both dataplanes share.
 
 #include <atomic>
+#include <deque>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -52,6 +53,7 @@ public:
   const RouterOptions& options() const { return options_; }
 
 private:
+  void apply_due();
   void apply(const EndpointChange& change);
 
   boost::asio::io_context io_;
@@ -65,6 +67,7 @@ private:
   SteadyClock clock_;
   std::mutex schedule_mutex_;
   Clock::time_point last_apply_{};
+  std::deque<std::pair<Clock::time_point, EndpointChange>> pending_;  // in apply order
   mutable std::mutex clients_mutex_;
   std::unordered_map<uint16_t, std::string> clients_;
   std::atomic<uint64_t> refusals_{0};

@@ -179,9 +179,10 @@ void Rollout::create_pod(double time) {
 void Rollout::start_pod(size_t index) {
   PodTimeline& p = out_.pods[index];
   p.started = p.created + cp_.pod_start.sample(random_);
-  p.serving_from = p.started + o_.warmup.sample(random_);
+  double listening = cp_.listen_delay.sample(random_);
+  p.serving_from = p.started + listening + o_.warmup.sample(random_);
   // A tcpSocket probe passes once the port listens; an honest httpGet probe once it serves.
-  double truth = o_.readiness == Readiness::lies ? 0 : p.serving_from - p.started;
+  double truth = o_.readiness == Readiness::lies ? listening : p.serving_from - p.started;
   double period = std::max(o_.readiness_period, 1e-3);
   p.ready = p.started + std::ceil(truth / period - 1e-9) * period;
   queue_.at(p.started, [this, index] {
@@ -229,8 +230,13 @@ void Rollout::terminate(size_t index) {
     case App::graceful:
       p.refuse_from = p.drain_start = p.term + o_.graceful_delay;
       break;
+    case App::linger:
+      p.refuse_from = p.drain_start = p.term + o_.linger;
+      break;
   }
-  double done = o_.app == App::naive ? p.term : p.drain_start + drain;
+  // naive and linger exit without draining.
+  bool drains = o_.app == App::close_listener || o_.app == App::graceful;
+  double done = drains ? p.drain_start + drain : p.drain_start;
   p.refuse_from = std::min(p.refuse_from, kill);
   p.drain_start = std::min(p.drain_start, kill);
   bool killed = done > kill;

@@ -45,7 +45,7 @@ Routers::Routers(const Options& options, const ControlPlane& control, uint64_t s
 }
 
 bool Routers::in_order() const {
-  return !o_.profile.propagation && o_.dataplane != Dataplane::cloud_lb;
+  return o_.dataplane != Dataplane::cloud_lb;
 }
 
 std::string Routers::name(int router) const {
@@ -142,9 +142,12 @@ void Routers::apply_times(int router, std::vector<double>& applied, uint64_t& ev
   size_t n = control_.writes.size();
   applied.assign(n, kNever);
   if (const auto& direct = o_.profile.propagation) {
-    // The lab's model: each change lands after its own delay, possibly out of order.
+    // The lab's model: each change lands after its own delay, but a router applies them in
+    // order (as a watch stream delivers them): a change waits for the one before it.
+    double last = 0;
     for (size_t w = 0; w < n; ++w) {
-      applied[w] = control_.writes[w].commit + direct->sample(random);
+      last = std::max(last, control_.writes[w].commit + direct->sample(random));
+      applied[w] = last;
     }
     events += n;
     return;

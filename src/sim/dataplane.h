@@ -22,10 +22,10 @@ public:
   bool in_order() const;
 
   std::string name(int router) const;
-  // When `router` has applied every write (index = write): non-decreasing, except with a direct
-  // propagation distribution (the lab's model) and for a cloud LB, where each change lands on
-  // its own (see in_order()). Adds the
-  // discrete events processed (watch deliveries, syncs, polls) to `events`.
+  // When `router` has applied every write (index = write): non-decreasing (also with a direct
+  // propagation distribution, the lab's model), except for a cloud LB, where each change lands
+  // on its own (see in_order()). Adds the discrete events processed (watch deliveries, syncs,
+  // polls) to `events`.
   void apply_times(int router, std::vector<double>& applied, uint64_t& events) const;
   // When a cloud LB node stops routing to a target that refuses from `refuse_from`, by health
   // checks (kNever for other dataplanes).

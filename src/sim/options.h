@@ -13,8 +13,8 @@ namespace zerodrop::sim {
 // What the app does at its stop signal (the lab's examples): `naive` exits at once;
 // `close_listener` closes its listener and idle keep-alive connections, drains, exits;
 // `graceful` keeps accepting for `graceful_delay` (answering with Connection: close), then drains
-// and exits.
-enum class App { naive, close_listener, graceful };
+// and exits; `linger` keeps serving (keep-alive too) for `linger`, then exits at once.
+enum class App { naive, close_listener, graceful, linger };
 std::string_view to_string(App app);
 App app_from_string(std::string_view text, std::string_view what);  // throws Error
 
@@ -42,6 +42,7 @@ struct Options {
   std::string max_unavailable = "25%";
   App app = App::naive;
   double graceful_delay = 5;
+  double linger = 3;  // linger: stop signal -> exit (the example's default)
   Distribution request_duration = Distribution::quantiles(0.02, 0.2);
   Distribution drain = Distribution::quantiles(0.1, 1.0);  // stop signal -> in-flight done
   Readiness readiness = Readiness::probed;

@@ -52,7 +52,10 @@ Profile lab() {
       "zerodrop lab's emulation: uniform 1s..3s propagation per change, instant kubelet";
   p.propagation = Distribution::uniform(1, 3);
   p.control.kubelet_delay = Distribution::fixed(0);
-  p.control.pod_start = Distribution::fixed(0.05);
+  // The lab spawns a process in about 20 ms; the example servers listen a few ms later, after
+  // the first readiness probe (which the lab sends at once).
+  p.control.pod_start = Distribution::fixed(0.02);
+  p.control.listen_delay = Distribution::fixed(0.01);
   p.control.controller_delay = Distribution::fixed(0.01);
   p.control.informer_delay = Distribution::fixed(0);
   p.control.api_write = Distribution::fixed(0);
@@ -122,6 +125,8 @@ const std::vector<Key>& keys() {
       {"control.kubeletDelay",
        distribution([](Profile & p) -> auto& { return p.control.kubelet_delay; })},
       {"control.podStart", distribution([](Profile & p) -> auto& { return p.control.pod_start; })},
+      {"control.listenDelay",
+       distribution([](Profile & p) -> auto& { return p.control.listen_delay; })},
       {"control.controllerDelay",
        distribution([](Profile & p) -> auto& { return p.control.controller_delay; })},
       {"kubeProxy.minSyncPeriod",

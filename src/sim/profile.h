@@ -27,6 +27,9 @@ struct ControlPlaneModel {
   double watch_spread_per_node = 0.0003;  // fan-out spread per watcher per full slice (§5.3)
   Distribution kubelet_delay = Distribution::quantiles(0.3, 1.0);      // deletion -> kubelet acts
   Distribution pod_start = Distribution::quantiles(2.0, 8.0);          // created -> process running
+  // Process running -> its port listens. Probes start with the process, so a probe that comes
+  // before it fails and Ready waits for the next period.
+  Distribution listen_delay = Distribution::fixed(0);
   Distribution controller_delay = Distribution::quantiles(0.05, 0.3);  // deployment reaction
 };
 

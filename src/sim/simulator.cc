@@ -93,17 +93,19 @@ std::string_view to_string(App app) {
       return "close-listener";
     case App::graceful:
       return "graceful";
+    case App::linger:
+      return "linger";
   }
   return "";
 }
 
 App app_from_string(std::string_view text, std::string_view what) {
-  for (App app : {App::naive, App::close_listener, App::graceful}) {
+  for (App app : {App::naive, App::close_listener, App::graceful, App::linger}) {
     if (to_string(app) == text) {
       return app;
     }
   }
-  throw Error(fmt::format("{}: unknown app '{}' (naive, close-listener, graceful)", what, text));
+  throw Error(fmt::format("{}: unknown app '{}' (naive, close-listener, graceful, linger)", what, text));
 }
 
 void validate(const Options& o) {
@@ -117,6 +119,7 @@ void validate(const Options& o) {
   need(o.rate >= 0 && o.rate <= 1e8, "--rate: expected 0 to 100000000 requests per second");
   need(o.grace >= 0 && o.prestop >= 0, "--grace and --prestop must not be negative");
   need(o.bucket >= 0.001, "--bucket: expected at least 1ms");
+  need(o.readiness_period >= 0.001, "--readiness-period: expected at least 1ms");
   need(o.duration <= 86'400, "--duration: at most 24h of virtual time");
   need(o.profile.proxy.min_sync_period > 0 || o.profile.proxy.sync_base > 0,
        "profile: kubeProxy.minSyncPeriod or kubeProxy.syncBase must be above 0");

@@ -4,62 +4,19 @@
 #include <cmath>
 #include <tuple>
 
+#include "sim/accountant.h"
+
 namespace zerodrop::sim {
 namespace {
-
-using record::Hole;
-using record::Outcome;
 
 record::Micros micros(double seconds) {
   return record::Micros(static_cast<int64_t>(std::llround(seconds * 1e6)));
 }
 
-// One pass per router over every pod. Rates are per second; `share` is the fraction of the
-// router's traffic that goes to one pod.
-class Accountant {
-public:
-  Accountant(const Options& options, const ControlPlane& control, const Routers& routers,
-             double end);
-  Traffic run();
+}  // namespace
 
-private:
-  void router(int r);
-  void old_pod(int r, size_t index);
-  void new_pod(size_t index);
-  void no_endpoints();
-  void sample_events(int r);
-  void build_refusing(int r);
-  void build_steps();
-  int view(double t) const;
-  int refusing(double t) const;
-  double stop_of(int r, const PodTimeline& p) const;
-  double pinned(const PodTimeline& p, double stop, int n, double t) const;
-  double all_tries_fail(int n, int bad) const;
-  void add_window(size_t pod, double from, double to, double per_second, Hole hole,
-                  Outcome outcome);
-  void add_point(size_t pod, double t, double mean, Hole hole, Outcome outcome);
-
-  const Options& o_;
-  const ControlPlane& control_;
-  const Routers& routers_;
-  double end_;
-  bool l4_;
-  bool direct_;  // every change lands on its own (the lab's model, a cloud LB)
-
-  struct Step {
-    double t;
-    int ready;
-    int serving_terminating;
-  };
-
-  std::vector<Step> steps_;
-  double rate_r_ = 0;        // requests per second through one router
-  double new_fraction_ = 1;  // requests that open a new connection (L4 keep-alive)
-  double hazard_ = 0;        // per-connection rate of closing (max age, idle timeout)
-  std::vector<double> applied_;
-  std::vector<double> refuse_starts_, refuse_ends_;
-  Traffic out_;
-};
+using record::Hole;
+using record::Outcome;
 
 Accountant::Accountant(const Options& options, const ControlPlane& control, const Routers& routers,
                        double end)
@@ -120,12 +77,43 @@ int Accountant::view(double t) const {
   }
   auto it = std::upper_bound(applied_.begin(), applied_.end(), t);
   long w = (it - applied_.begin()) - 1;
-  if (w < 0) {
-    return control_.initial_ready;
-  }
-  const SliceWrite& write = control_.writes[static_cast<size_t>(w)];
+  return w < 0 ? control_.initial_ready : view_after(static_cast<size_t>(w));
+}
+
+int Accountant::view_after(size_t w) const {
+  const SliceWrite& write = control_.writes[w];
   // kube-proxy falls back to serving-terminating endpoints when none is ready (§3.1).
   return write.ready_after > 0 || !l4_ ? write.ready_after : write.serving_terminating_after;
+}
+
+// A pod's share of the router's new connections is 1/view(t), and the view changes within a
+// window (new pods join, other old pods leave): windows integrate it, with a running integral
+// over the router's applied writes (in order).
+void Accountant::build_inverse_view() {
+  inverse_view_.assign(applied_.size(), 0.0);
+  for (size_t w = 1; w < applied_.size() && applied_[w] != kNever; ++w) {
+    int n = view_after(w - 1);
+    inverse_view_[w] = inverse_view_[w - 1] + (n > 0 ? (applied_[w] - applied_[w - 1]) / n : 0);
+  }
+}
+
+double Accountant::inverse_view_integral(double t) const {
+  auto it = std::upper_bound(applied_.begin(), applied_.end(), t);
+  if (it == applied_.begin()) {
+    return (t - (applied_.empty() ? t : applied_[0])) / std::max(1, control_.initial_ready);
+  }
+  size_t w = static_cast<size_t>(it - applied_.begin()) - 1;
+  int n = view_after(w);
+  return inverse_view_[w] + (n > 0 ? (t - applied_[w]) / n : 0);
+}
+
+// The mean of 1/view over [from, to): a pod's mean share of the router's new connections.
+double Accountant::mean_share(double from, double to) const {
+  to = std::min(to, end_);
+  if (direct_ || to <= from) {
+    return 1.0 / std::max(1, view(from));
+  }
+  return (inverse_view_integral(to) - inverse_view_integral(from)) / (to - from);
 }
 
 double Accountant::stop_of(int r, const PodTimeline& p) const {
@@ -144,13 +132,16 @@ double Accountant::stop_of(int r, const PodTimeline& p) const {
 }
 
 // The share of the router's traffic on connections pinned to the pod (conntrack keeps a flow on
-// the backend chosen at connect time): 1/n until the router stops choosing it, then decaying as
-// clients close connections; a graceful app's Connection: close moves each at its next request.
+// the backend chosen at connect time): without keep-alive 1/n until the router stops choosing
+// it; with it, the share of the connections opened before the rollout, decaying once the router
+// stops choosing it as clients close connections; a graceful app's Connection: close moves each
+// at its next request.
 double Accountant::pinned(const PodTimeline& p, double stop, int n, double t) const {
-  double share = 1.0 / std::max(n, 1);
   if (!l4_ || o_.keepalive == Keepalive::off) {
-    return t < stop ? share : 0;
+    return t < stop ? 1.0 / std::max(n, 1) : 0;
   }
+  // Kept-alive connections were opened before the rollout, over the old pods alone.
+  double share = 1.0 / std::max(1, control_.initial_ready);
   if (t > stop) {
     share *= std::exp(-hazard_ * (t - stop));
   }
@@ -194,6 +185,41 @@ void Accountant::add_point(size_t pod, double t, double mean, Hole hole, Outcome
   out_.per_pod[pod][static_cast<size_t>(hole)] += mean;
 }
 
+// Requests in flight when the process exits (naive, linger) or is killed. A request the client
+// sent on a kept-alive connection after the router had dropped the pod is keepalive-stale (the
+// lab's diagnosis: a reused connection, the router had removed the pod), the rest no-drain.
+void Accountant::cut_in_flight(size_t index, double stop, int n) {
+  const PodTimeline& p = control_.pods[index];
+  bool killed = p.kill != kNever;
+  bool exits_at_once = o_.app == App::naive || o_.app == App::linger;
+  double cut = killed ? p.kill : (exits_at_once ? p.exit : kNever);
+  bool retried = !l4_ && o_.idempotent && o_.dataplane == Dataplane::ingress_nginx
+                 && o_.profile.ingress.tries > 1;
+  if (cut == kNever || retried) {
+    return;
+  }
+  // Requests accepted at the full share until the router stopped or the drain began, and on
+  // kept-alive connections until the drain began, that are still running at the cut.
+  const Distribution& d = o_.request_duration;
+  double until = std::min(stop, p.drain_start);
+  double kept_rate = rate_r_ * pinned(p, stop, n, p.drain_start);
+  double mean =
+      std::max(rate_r_ / n * d.excess(cut - until), kept_rate * d.excess(cut - p.drain_start));
+  Outcome outcome = l4_ ? Outcome::reset_before_response : Outcome::http_502;
+  if (killed) {
+    add_point(index, cut, mean, Hole::grace_overrun, outcome);
+    return;
+  }
+  double stale = 0;
+  double pinned_from = std::max(stop, p.term);
+  if (l4_ && o_.keepalive == Keepalive::on && pinned_from < p.drain_start) {
+    stale = kept_rate * (d.excess(cut - p.drain_start) - d.excess(cut - pinned_from));
+    stale = std::clamp(stale, 0.0, mean);
+  }
+  add_point(index, cut, stale, Hole::keepalive_stale, outcome);
+  add_point(index, cut, mean - stale, Hole::no_drain, outcome);
+}
+
 void Accountant::old_pod(int r, size_t index) {
   const PodTimeline& p = control_.pods[index];
   double stop = stop_of(r, p);
@@ -205,31 +231,19 @@ void Accountant::old_pod(int r, size_t index) {
   // New connections the router still sends after the pod stopped accepting.
   if (stop > p.refuse_from) {
     int bad = l4_ ? 1 : std::max(1, refusing(p.refuse_from));
-    double density = rate_r_ * new_fraction_ / n * all_tries_fail(n, bad);
+    double share = mean_share(p.refuse_from, stop);
+    double density = rate_r_ * new_fraction_ * share * all_tries_fail(n, bad);
     add_window(index, p.refuse_from, stop, density, Hole::deregistration_race, refused);
   }
-  // Requests in flight when the process exits (naive) or is killed.
-  bool killed = p.kill != kNever;
-  double cut = killed ? p.kill : (o_.app == App::naive ? p.exit : kNever);
-  bool retried = !l4_ && o_.idempotent && o_.dataplane == Dataplane::ingress_nginx
-                 && o_.profile.ingress.tries > 1;
-  if (cut != kNever && !retried) {
-    // Requests accepted at the full share until the router stopped or the drain began, and on
-    // kept-alive connections until the drain began, that are still running at the cut.
-    double until = std::min(stop, p.drain_start);
-    double mean = std::max(rate_r_ / n * o_.request_duration.excess(cut - until),
-                           rate_r_ * pinned(p, stop, n, p.drain_start)
-                               * o_.request_duration.excess(cut - p.drain_start));
-    add_point(index, cut, mean, killed ? Hole::grace_overrun : Hole::no_drain,
-              l4_ ? Outcome::reset_before_response : Outcome::http_502);
-  }
+  cut_in_flight(index, stop, n);
   // Keep-alive connections the server closes under the client (L4 only: an L7 router's upstream
   // pool is its own and retries).
   if (!l4_ || o_.keepalive == Keepalive::off) {
     return;
   }
+  bool exits_at_once = o_.app == App::naive || o_.app == App::linger;
   double broken = o_.app == App::close_listener ? p.idle_closed
-                  : o_.app == App::naive        ? p.exit
+                  : exits_at_once               ? p.exit
                                                 : p.kill;
   if (broken == kNever || broken >= end_) {
     return;
@@ -239,11 +253,9 @@ void Accountant::old_pod(int r, size_t index) {
   double stale =
       o_.stale_check == StaleCheck::none ? connections : rate_r_ * share * o_.stale_window;
   add_point(index, broken, stale, Hole::keepalive_stale, Outcome::closed_before_response);
-  if (broken < stop) {
-    // Their clients reconnect through a router that may pick the same dead pod again.
-    double again = n > 1 ? connections * (1.0 / n) / (1 - 1.0 / n) : connections;
-    add_point(index, broken, again, Hole::deregistration_race, Outcome::connect_refused);
-  }
+  // Their clients reconnect through a router that may pick a refusing pod again (reconnects()).
+  double live_until = std::min({p.refuse_from, stop, broken});
+  breaks_.push_back({broken, live_until, share * std::max(1, control_.initial_ready)});
 }
 
 // Traffic a router sends a new pod after it applied its Ready, before the app can serve.
@@ -253,10 +265,17 @@ void Accountant::new_pod(size_t index) {
     return;  // the LB's own health check keeps unready targets out
   }
   double from = applied_[static_cast<size_t>(p.ready_write)];
-  if (p.serving_from > from) {
-    double density = rate_r_ / std::max(1, view(from));
-    add_window(index, from, p.serving_from, density, Hole::readiness_lies, Outcome::http_503);
+  if (p.serving_from <= from) {
+    return;
   }
+  double density = rate_r_ * mean_share(from, p.serving_from);
+  if (l4_ && o_.keepalive == Keepalive::on) {
+    // Kept-alive clients reach a new pod only by opening connections: the new-connection
+    // fraction, and the clients of broken connections that re-pin onto it (reconnects()).
+    double repinned = rate_r_ * credit_integral(from, p.serving_from);
+    density = density * new_fraction_ + repinned / (p.serving_from - from);
+  }
+  add_window(index, from, p.serving_from, density, Hole::readiness_lies, Outcome::http_503);
 }
 
 // Stretches in which the router has no usable endpoint at all: everything fails.
@@ -325,15 +344,24 @@ void Accountant::router(int r) {
   routers_.apply_times(r, applied_, out_.events);
   if (direct_) {
     build_steps();
+  } else {
+    build_inverse_view();
   }
-  if (o_.dataplane == Dataplane::ingress_nginx) {
+  bool keepalive = l4_ && o_.keepalive == Keepalive::on;
+  if (o_.dataplane == Dataplane::ingress_nginx || keepalive) {
     build_refusing(r);
   }
+  breaks_.clear();
   for (size_t i = 0; i < control_.pods.size(); ++i) {
-    const PodTimeline& p = control_.pods[i];
-    if (p.old && p.deletion < end_) {
+    if (control_.pods[i].old && control_.pods[i].deletion < end_) {
       old_pod(r, i);
-    } else if (!p.old) {
+    }
+  }
+  if (keepalive) {
+    reconnects();  // before new_pod(): what re-pins onto new pods
+  }
+  for (size_t i = 0; i < control_.pods.size(); ++i) {
+    if (!control_.pods[i].old) {
       new_pod(i);
     }
   }
@@ -352,8 +380,6 @@ Traffic Accountant::run() {
                    [](const record::Event& a, const record::Event& b) { return a.t < b.t; });
   return std::move(out_);
 }
-
-}  // namespace
 
 Traffic account_traffic(const Options& options, const ControlPlane& control, const Routers& routers,
                         double end) {

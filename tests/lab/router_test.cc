@@ -104,6 +104,31 @@ TEST(Router, AppliesChangesInOrderWhateverTheirDelays) {
   EXPECT_NE(response.find("HTTP/1.1 503"), std::string::npos) << response;  // no endpoint left
 }
 
+// Changes that wait for a slower one before them land at the same instant: still in order. Each
+// pod is first added not ready, then made ready: the router must end with ready endpoints (its
+// l7 proxy then answers 502, as nothing listens there, rather than 503 for no endpoint).
+TEST(Router, AppliesChangesDueAtTheSameInstantInOrder) {
+  auto router = Router::start({"node-1", Dataplane::l7}, nullptr);
+  router->schedule(ready("slow", 1), 100ms);
+  router->schedule({{"slow", "127.0.0.1", 1, {}}, true}, Duration(0));
+  for (int i = 0; i < 3; ++i) {
+    std::string pod = "pod-" + std::to_string(i);
+    uint16_t port = pick_free_port();
+    router->schedule({{pod, "127.0.0.1", port, {false, false, false}}, false}, Duration(0));
+    router->schedule(ready(pod, port), Duration(0));
+    router->schedule({{pod, "127.0.0.1", port, {false, true, true}}, false}, Duration(0));
+    router->schedule({{pod, "127.0.0.1", port, {}}, true}, Duration(0));
+  }
+  router->schedule(ready("last", pick_free_port()), Duration(0));
+  std::this_thread::sleep_for(300ms);
+  // Only "last" is left: the l7 proxy names it in its 502.
+  for (int i = 0; i < 4; ++i) {
+    std::string response = get(router->port());
+    EXPECT_NE(response.find("HTTP/1.1 502"), std::string::npos) << response;
+    EXPECT_NE(response.find("X-Pod-Name: last"), std::string::npos) << response;
+  }
+}
+
 using zerodrop::testing::Behaviour;
 using zerodrop::testing::MisbehavingServer;
 

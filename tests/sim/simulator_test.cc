@@ -18,6 +18,7 @@ Options lab_scenario() {
   o.replicas = 3;
   o.rate = 200;
   o.keepalive = Keepalive::off;
+  o.readiness_period = 1;  // zerodrop lab's default
   return o;
 }
 
@@ -111,6 +112,37 @@ TEST(Simulator, KeepaliveClientsThatDoNotCheckBreakOnExit) {
   EXPECT_GT(failures(r, Hole::keepalive_stale), 0u);
   o.stale_check = StaleCheck::detects;
   EXPECT_LT(simulate(o).expected[static_cast<size_t>(Hole::keepalive_stale)], 1.0);
+}
+
+// A small, fast rollout: every old pod refuses before a router learns of any change, so clients
+// whose keep-alive connections broke fail on every reconnect until then, as in the lab (about
+// 60 % of the failures without keep-alive, where each pod's share alone would give ~2 %).
+TEST(Simulator, KeepaliveReconnectsFailWhileEveryEndpointRefuses) {
+  Options o = lab_scenario();
+  o.readiness_period = 0.2;
+  o.connection_rate = 66.7;
+  double without = simulate(o).expected[static_cast<size_t>(Hole::deregistration_race)];
+  o.keepalive = Keepalive::on;
+  double with = simulate(o).expected[static_cast<size_t>(Hole::deregistration_race)];
+  EXPECT_GT(with, 0.3 * without);
+  EXPECT_LT(with, without);
+  // Slow probes space the deletions out: routers learn of new pods before the next old one dies.
+  o.readiness_period = 5;
+  EXPECT_LT(simulate(o).expected[static_cast<size_t>(Hole::deregistration_race)], 0.1 * with);
+}
+
+// linger serves through the propagation, then exits: nothing refused without keep-alive; with
+// it, the clients of its broken connections reconnect, and no request is drained.
+TEST(Simulator, LingerLongerThanPropagationOnlyBreaksConnections) {
+  Options o = lab_scenario();
+  o.app = App::linger;
+  o.linger = 3.5;  // propagation is at most 3 s
+  o.grace = 10;
+  Result r = simulate(o);
+  EXPECT_LT(r.expected[static_cast<size_t>(Hole::deregistration_race)], 1e-9);
+  EXPECT_GT(r.expected[static_cast<size_t>(Hole::no_drain)], 0.0);
+  o.linger = 1;  // exits before most routers learn: refused like naive's
+  EXPECT_GT(simulate(o).expected[static_cast<size_t>(Hole::deregistration_race)], 50.0);
 }
 
 TEST(Simulator, IngressRetriesHideASingleRefusingPod) {

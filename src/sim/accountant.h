@@ -1,0 +1,79 @@
+#pragma once
+
+// Internal to the traffic model (traffic.cc, reconnects.cc): see account_traffic().
+
+#include <utility>
+#include <vector>
+
+#include "sim/traffic.h"
+
+namespace zerodrop::sim {
+
+// One pass per router over every pod. Rates are per second; `share` is the fraction of the
+// router's traffic that goes to one pod.
+class Accountant {
+public:
+  Accountant(const Options& options, const ControlPlane& control, const Routers& routers,
+             double end);
+  Traffic run();
+
+private:
+  void router(int r);
+  void old_pod(int r, size_t index);
+  void cut_in_flight(size_t index, double stop, int n);
+  void new_pod(size_t index);
+  void no_endpoints();
+  void reconnects();
+  void reconnect_piece(double from, double to, double& unpinned, double& credit);
+  double credit_at(double t) const;
+  double credit_integral(double from, double to) const;
+  void sample_events(int r);
+  void build_refusing(int r);
+  void build_steps();
+  int view(double t) const;
+  int view_after(size_t write) const;
+  void build_inverse_view();
+  double inverse_view_integral(double t) const;
+  double mean_share(double from, double to) const;
+  int refusing(double t) const;
+  double stop_of(int r, const PodTimeline& p) const;
+  double pinned(const PodTimeline& p, double stop, int n, double t) const;
+  double all_tries_fail(int n, int bad) const;
+  void add_window(size_t pod, double from, double to, double per_second, record::Hole hole,
+                  record::Outcome outcome);
+  void add_point(size_t pod, double t, double mean, record::Hole hole, record::Outcome outcome);
+
+  const Options& o_;
+  const ControlPlane& control_;
+  const Routers& routers_;
+  double end_;
+  bool l4_;
+  bool direct_;  // every change lands on its own (the lab's model, a cloud LB)
+
+  struct Step {
+    double t;
+    int ready;
+    int serving_terminating;
+  };
+
+  std::vector<Step> steps_;
+  double rate_r_ = 0;        // requests per second through one router
+  double new_fraction_ = 1;  // requests that open a new connection (L4 keep-alive)
+  double hazard_ = 0;        // per-connection rate of closing (max age, idle timeout)
+  std::vector<double> applied_;
+  std::vector<double> inverse_view_;  // [w]: the integral of 1/view(t) from applied_[0] to it
+  std::vector<double> refuse_starts_, refuse_ends_;
+
+  // L4 keep-alive: an old pod's pinned connections break; their clients reconnect.
+  struct Break {
+    double t;
+    double live_until;  // the pod took new connections until then (its share grew meanwhile)
+    double kept;        // the share of its connections still pinned at the break, per 1/n
+  };
+
+  std::vector<Break> breaks_;
+  std::vector<std::pair<double, double>> credit_;  // (time, re-pinned share per live endpoint)
+  Traffic out_;
+};
+
+}  // namespace zerodrop::sim
