@@ -16,7 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 19> kEventNames = {
+constexpr auto kEventNames = std::to_array<std::string_view>({
     "pod_created",
     "pod_started",
     "pod_ready",
@@ -36,7 +36,7 @@ constexpr std::array<std::string_view, 19> kEventNames = {
     "rollout_step",
     "rollout_finished",
     "note",
-};
+});
 static_assert(kEventNames.size() == static_cast<size_t>(EventKind::note) + 1);
 
 json to_json(const Conditions& c) {
