@@ -16,3 +16,6 @@ run_lab naive-l7 naive --dataplane l7 --no-keepalive
 expect_failures naive-l7
 [ "$(grep '"failed":true' "$WORK/naive-l7/requests.ndjson" | grep -c '"status":502')" -gt 0 ] \
   || { show naive-l7; fail "l7: no 502 recorded"; }
+# The l7 router said why it answered those itself, and the diagnosis kept its words.
+expect_grep '"router_error":"' "$WORK/naive-l7/requests.ndjson"
+expect_grep '"router_error": *"' "$WORK/naive-l7/report.json"

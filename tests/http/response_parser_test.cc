@@ -1,5 +1,6 @@
 #include "http/response_parser.h"
 
+#include <array>
 #include <random>
 #include <string>
 #include <vector>
@@ -106,6 +107,23 @@ TEST(ResponseParser, CutsTheCapturedValue) {
   std::string text =
       "HTTP/1.1 200 OK\r\nx-pod-name: " + std::string(1000, 'p') + "\r\nContent-Length: 0\r\n\r\n";
   EXPECT_EQ(parse(text).captured.size(), ParserLimits{}.max_capture);
+}
+
+TEST(ResponseParser, CapturesTwoHeadersAndForgetsThemOnReset) {
+  ResponseParser parser(std::array<std::string_view, ResponseParser::kMaxCaptures>{
+      "X-Pod-Name", "X-Zerodrop-Router-Error"});
+  parser.reset();
+  std::string text =
+      "HTTP/1.1 502 Bad Gateway\r\nx-zerodrop-router-error: upstream_reset\r\n"
+      "X-Pod-Name: web-1\r\nContent-Length: 0\r\n\r\n";
+  ASSERT_EQ(parser.feed(text), text.size());
+  EXPECT_EQ(parser.captured(0), "web-1");
+  EXPECT_EQ(parser.captured(1), "upstream_reset");
+  parser.reset();
+  std::string next = "HTTP/1.1 200 OK\r\nX-Pod-Name: web-2\r\nContent-Length: 0\r\n\r\n";
+  ASSERT_EQ(parser.feed(next), next.size());
+  EXPECT_EQ(parser.captured(0), "web-2");
+  EXPECT_EQ(parser.captured(1), "") << "a value from the previous response";
 }
 
 TEST(ResponseParser, RejectsMalformedResponses) {
