@@ -32,8 +32,9 @@ build: deps $(BUILD)/build.ninja
 build-asan: deps $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
-# The main job on a built-in default.
-demo: build
+# The main job on a built-in default: builds only what it runs (the binary and three examples).
+demo: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target zerodrop naive close-listener graceful
 	scripts/demo.sh $(BUILD)/zerodrop
 
 # Every test: unit and end-to-end on the optimised build, then again under ASan+UBSan (all but the
