@@ -2,7 +2,7 @@
 # Installs what zerodrop needs to build and test on Debian bookworm, and nothing when all is there.
 # Usage: scripts/setup.sh [build|test|bench]   (default: build)
 #   build  compilers, CMake, Ninja and the libraries zerodrop links
-#   test   build + what the tests drive (Chromium for the HTML report, nftables/conntrack, iproute2)
+#   test   build + what the tests drive (Chromium for the HTML report, nginx pods, iproute2)
 #   bench  test + the peers the benchmarks measure against (nginx, wrk, hey, haproxy, hyperfine)
 set -euo pipefail
 
@@ -11,7 +11,7 @@ want=(g++ cmake ninja-build make pkg-config
       libyaml-dev libssl-dev libgtest-dev libgmock-dev libbenchmark-dev)
 case "${1:-build}" in
   build) ;;
-  test) want+=(chromium iproute2 procps util-linux python3 curl python3-jsonschema openssl) ;;
+  test) want+=(chromium iproute2 procps util-linux python3 curl python3-jsonschema openssl nginx-light) ;;
   bench) want+=(chromium iproute2 procps util-linux python3 curl python3-jsonschema openssl nginx-light wrk hey haproxy hyperfine time) ;;
   *) echo "setup.sh: error: unknown profile '$1' (expected build, test or bench)" >&2; exit 2 ;;
 esac

@@ -154,6 +154,7 @@ RequestRecord request_from_json(const json& j) {
   r.router = j.value("router", "");
   r.backend = j.value("backend", "");
   r.error = j.value("error", "");
+  r.router_error = j.value("router_error", "");
   return r;
 }
 
@@ -261,6 +262,9 @@ void write_ndjson(std::ostream& out, const RequestRecord& r) {
   }
   if (!r.error.empty()) {
     j["error"] = r.error;
+  }
+  if (!r.router_error.empty()) {
+    j["router_error"] = r.router_error;
   }
   out << j.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
 }
