@@ -19,12 +19,14 @@ bench-deps:
 	@scripts/setup.sh bench
 
 # The optimised build is the release build: zerodrop and graceful static, for images FROM scratch.
+# Both builds (and so CI, which runs make test) treat compiler warnings as errors.
 $(BUILD)/build.ninja:
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZERODROP_STATIC=ON $(CMAKE_ARGS)
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DZERODROP_STATIC=ON \
+	  -DZERODROP_WERROR=ON $(CMAKE_ARGS)
 
 $(ASAN_BUILD)/build.ninja:
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DZERODROP_SANITIZE=ON \
-	  -DZERODROP_BENCH=OFF $(CMAKE_ARGS)
+	  -DZERODROP_BENCH=OFF -DZERODROP_WERROR=ON $(CMAKE_ARGS)
 
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
