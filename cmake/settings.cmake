@@ -13,6 +13,10 @@ add_library(zerodrop_warnings INTERFACE)
 target_compile_options(zerodrop_warnings INTERFACE
   -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wcast-align -Woverloaded-virtual
   -Wimplicit-fallthrough -Wno-missing-field-initializers)
+# The Makefile's builds (and so CI, which runs `make test`) turn it on: a new warning fails there.
+if(ZERODROP_WERROR)
+  target_compile_options(zerodrop_warnings INTERFACE -Werror)
+endif()
 
 add_library(zerodrop_settings INTERFACE)
 target_include_directories(zerodrop_settings INTERFACE ${CMAKE_SOURCE_DIR}/src)
