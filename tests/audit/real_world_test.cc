@@ -1,0 +1,53 @@
+// Cases found auditing real public manifests: each a small manifest of the shape that went wrong.
+#include <gtest/gtest.h>
+
+#include "audit/rule.h"
+#include "audit_testing.h"
+
+namespace zerodrop::audit {
+namespace {
+
+using testing::audit_text;
+using testing::deployment;
+using testing::has;
+using testing::kGoodContainer;
+using testing::service;
+using testing::with_rule;
+
+// The API server's defaulting fills in targetPort 0 (= port) and probe timings of 0.
+TEST(RealWorld, ValuesTheApiServerDefaultsAreValid) {
+  std::string yaml =
+      "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  selector: {app: web}\n"
+      "  ports: [{port: 8080, targetPort: 0}]\n---\n"
+      + deployment(R"(          image: registry.example/web:1.0
+          ports: [{name: http, containerPort: 8080}]
+          lifecycle: {preStop: {sleep: {seconds: 5}}}
+          readinessProbe: {httpGet: {path: /ready, port: http}, periodSeconds: 0,
+                           timeoutSeconds: 0, failureThreshold: 0, successThreshold: 0}
+          livenessProbe: {httpGet: {path: /livez, port: http}, periodSeconds: 0,
+                          timeoutSeconds: 0, failureThreshold: 0}
+)",
+                   "  replicas: 3\n");
+  Report report = audit_text(yaml);
+  EXPECT_FALSE(has(report, rule_id::kInvalidManifest));
+  ASSERT_EQ(report.workloads.size(), 1u);
+  const kube::Workload& w = *report.workloads[0].view.workload;
+  EXPECT_TRUE(report.workloads[0].view.takes_traffic());
+  const kube::Probe& live = *w.containers[0].liveness_probe;
+  EXPECT_EQ(live.period_seconds, 10);
+  EXPECT_EQ(live.timeout_seconds, 1);
+  EXPECT_EQ(live.failure_threshold, 3);
+  EXPECT_EQ(w.containers[0].readiness_probe->success_threshold, 1);
+  // The defaulted liveness (2 × 10 + 1 = 21 s) is not aggressive.
+  EXPECT_FALSE(has(report, rule_id::kLivenessAggressive));
+}
+
+TEST(RealWorld, NegativeProbeTimingsStayInvalid) {
+  Report report = audit_text(deployment(R"(          image: registry.example/web:1.0
+          livenessProbe: {httpGet: {path: /livez, port: 8080}, periodSeconds: -1}
+)"));
+  EXPECT_TRUE(has(report, rule_id::kInvalidManifest));
+}
+
+}  // namespace
+}  // namespace zerodrop::audit
