@@ -143,6 +143,10 @@ bool plan_capacity(const Finding& f, const WorkloadView& view, Plan& plan) {
                           "    maxUnavailable: 0", "    maxSurge: 1"});
     return true;
   }
+  if (f.rule == id::kAllUnavailable) {
+    add(plan.spec_lines, {"updateStrategy:", "  rollingUpdate:", "    maxUnavailable: 1"});
+    return true;
+  }
   if (f.rule == id::kTooFewReplicas && w.kind != kube::WorkloadKind::pod) {
     if (!w.replicas && view.hpa) {
       const auto& h = view.hpa->meta;

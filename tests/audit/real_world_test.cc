@@ -51,3 +51,55 @@ TEST(RealWorld, NegativeProbeTimingsStayInvalid) {
 
 }  // namespace
 }  // namespace zerodrop::audit
+
+namespace zerodrop::audit {
+namespace {
+
+std::string workload_of_kind(const std::string& kind, const std::string& spec) {
+  return "apiVersion: apps/v1\nkind: " + kind + "\nmetadata: {name: web}\nspec:\n" + spec
+         + "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n"
+           "    spec:\n      containers:\n        - name: app\n"
+         + kGoodContainer;
+}
+
+TEST(RealWorld, RecreateBehindAServiceIsAnOutage) {
+  std::string spec = "  replicas: 3\n  strategy: {type: Recreate}\n";
+  Report served = audit_text(service() + workload_of_kind("Deployment", spec));
+  auto found = with_rule(served, rule_id::kRecreateOutage);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].severity, Severity::error);
+  EXPECT_EQ(found[0].mark.line, 13);  // the type: key of the strategy
+  // Without a Service nobody is cut off.
+  EXPECT_FALSE(has(audit_text(workload_of_kind("Deployment", spec)), rule_id::kRecreateOutage));
+  EXPECT_FALSE(has(audit_text(service() + workload_of_kind("Deployment", "  replicas: 3\n")),
+                   rule_id::kRecreateOutage));
+}
+
+TEST(RealWorld, DaemonSetUpdatingEveryNodeAtOnce) {
+  auto ds = [](const std::string& unavailable) {
+    return service() + workload_of_kind("DaemonSet", "  updateStrategy: {rollingUpdate: "
+                                                     "{maxUnavailable: " + unavailable + "}}\n");
+  };
+  EXPECT_TRUE(has(audit_text(ds("\"100%\"")), rule_id::kAllUnavailable));
+  EXPECT_FALSE(has(audit_text(ds("\"50%\"")), rule_id::kAllUnavailable));
+  EXPECT_FALSE(has(audit_text(ds("1")), rule_id::kAllUnavailable));
+  EXPECT_FALSE(has(audit_text(service() + workload_of_kind("DaemonSet", "")),
+                   rule_id::kAllUnavailable));
+}
+
+TEST(RealWorld, StatefulSetWithMaxUnavailableOfAllReplicas) {
+  auto sts = [](const std::string& replicas, const std::string& unavailable) {
+    return service() + workload_of_kind("StatefulSet", "  replicas: " + replicas
+                                                           + "\n  updateStrategy: {rollingUpdate: "
+                                                             "{maxUnavailable: " + unavailable
+                                                           + "}}\n");
+  };
+  EXPECT_TRUE(has(audit_text(sts("3", "3")), rule_id::kAllUnavailable));
+  EXPECT_TRUE(has(audit_text(sts("2", "\"100%\"")), rule_id::kAllUnavailable));
+  EXPECT_FALSE(has(audit_text(sts("3", "2")), rule_id::kAllUnavailable));
+  // One replica: replicas-too-few already says it, not twice.
+  EXPECT_FALSE(has(audit_text(sts("1", "1")), rule_id::kAllUnavailable));
+}
+
+}  // namespace
+}  // namespace zerodrop::audit
