@@ -1,4 +1,6 @@
 // Input as real users hand it over: YAML merge keys, encodings, JSON streams, empty input.
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 #include "kube/loader.h"
@@ -71,6 +73,88 @@ TEST(MergeKeys, ChainsAreBounded) {
   Loaded loaded = load_text(text, "chain.yaml");
   ASSERT_EQ(loaded.problems.size(), 1u);
   EXPECT_NE(loaded.problems[0].message.find("merge keys"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace zerodrop::kube
+
+namespace zerodrop::kube {
+namespace {
+
+constexpr const char* kThreeObjects =
+    "apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {selector: {app: a}}\n---\n"
+    "apiVersion: v1\nkind: Service\nmetadata: {name: b}\nspec: {selector: {app: b}}\n---\n"
+    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n";
+
+std::string utf16le(std::string_view ascii) {
+  std::string out = "\xFF\xFE";
+  for (char c : ascii) {
+    out += c;
+    out += '\0';
+  }
+  return out;
+}
+
+std::string utf32be(std::string_view ascii) {
+  std::string out("\0\0\xFE\xFF", 4);
+  for (char c : ascii) {
+    out += std::string(3, '\0');
+    out += c;
+  }
+  return out;
+}
+
+TEST(Encoding, Utf16AndUtf32WithAByteOrderMarkAreReadWhole) {
+  for (const std::string& text : {utf16le(kThreeObjects), utf32be(kThreeObjects)}) {
+    Loaded loaded = load_text(text, "ps.yaml");
+    EXPECT_TRUE(loaded.problems.empty());
+    ASSERT_EQ(loaded.objects.size(), 3u);
+    EXPECT_EQ(meta_of(loaded.objects[2]).name, "c");
+    EXPECT_EQ(meta_of(loaded.objects[1]).marks.self.line, 6);
+  }
+}
+
+TEST(Encoding, NulBytesWithoutAMarkAreAClearProblem) {
+  std::string text = utf16le(kThreeObjects).substr(2);  // the mark lost
+  std::string tmp = ::testing::TempDir() + "/nobom.yaml";
+  std::ofstream(tmp, std::ios::binary) << text;
+  Loaded loaded = load_file(tmp);
+  ASSERT_EQ(loaded.problems.size(), 1u);
+  EXPECT_NE(loaded.problems[0].message.find("UTF-16"), std::string::npos);
+  EXPECT_TRUE(loaded.objects.empty());
+  // An odd number of bytes cannot be UTF-16.
+  Loaded odd = load_text(utf16le("a: b") + "x", "odd.yaml");
+  ASSERT_EQ(odd.problems.size(), 1u);
+}
+
+TEST(JsonStream, EveryValueIsReadWithItsPosition) {
+  std::string text =
+      "{\"apiVersion\": \"v1\", \"kind\": \"Service\", \"metadata\": {\"name\": \"a}{\"}}\n"
+      "{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"b\"}}"
+      "{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"c\"}}\n";
+  Loaded loaded = load_text(text, "stream.json");
+  EXPECT_TRUE(loaded.problems.empty());
+  ASSERT_EQ(loaded.objects.size(), 3u);
+  EXPECT_EQ(meta_of(loaded.objects[0]).name, "a}{");
+  EXPECT_EQ(meta_of(loaded.objects[2]).name, "c");
+  EXPECT_EQ(meta_of(loaded.objects[2]).marks.self.line, 2);
+  EXPECT_GT(meta_of(loaded.objects[2]).marks.self.column, 60);
+  // One JSON document stays one document.
+  EXPECT_EQ(load_text("[1, 2]\n", "one.json").problems.size(), 1u);  // not an object
+  EXPECT_EQ(load_text("{\"kind\": \"List\", \"apiVersion\": \"v1\", \"items\": []}", "l.json")
+                .problems.size(),
+            0u);
+}
+
+TEST(FileLimit, AnOversizedFileIsNotReadAtAll) {
+  std::string tmp = ::testing::TempDir() + "/big.yaml";
+  std::ofstream(tmp) << std::string(2000, '#');
+  LoadLimits limits;
+  limits.max_file_bytes = 1000;
+  FileText file = read_file(tmp, limits);
+  ASSERT_TRUE(file.problem);
+  EXPECT_TRUE(file.text.empty());
+  EXPECT_NE(file.problem->message.find("not read"), std::string::npos);
 }
 
 }  // namespace
