@@ -1,5 +1,10 @@
 // Cases found auditing real public manifests: each a small manifest of the shape that went wrong.
+#include <sstream>
+
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include "audit/output.h"
 
 #include "audit/rule.h"
 #include "audit_testing.h"
@@ -99,6 +104,102 @@ TEST(RealWorld, StatefulSetWithMaxUnavailableOfAllReplicas) {
   EXPECT_FALSE(has(audit_text(sts("3", "2")), rule_id::kAllUnavailable));
   // One replica: replicas-too-few already says it, not twice.
   EXPECT_FALSE(has(audit_text(sts("1", "1")), rule_id::kAllUnavailable));
+}
+
+}  // namespace
+}  // namespace zerodrop::audit
+
+namespace zerodrop::audit {
+namespace {
+
+std::string patch_of(const std::string& yaml, const Options& o = {}) {
+  std::ostringstream out;
+  write_patches(audit_text(yaml), o, out);
+  return out.str();
+}
+
+// The readiness patch of the first document, or a null node when none is patched.
+std::optional<YAML::Node> readiness_patch(const std::string& text) {
+  if (text.find("\n          readinessProbe:") == std::string::npos) {
+    return std::nullopt;  // (comments hold the advice, at column 0)
+  }
+  return YAML::LoadAll(text).at(0)["spec"]["template"]["spec"]["containers"][0]["readinessProbe"];
+}
+
+TEST(ReadinessFix, ADatastoreGetsATcpConnectNotHttp) {
+  std::string yaml = service("5432") + deployment(R"(          image: postgres:16
+          ports: [{containerPort: 5432}]
+          lifecycle: {preStop: {sleep: {seconds: 5}}}
+)");
+  auto probe = readiness_patch(patch_of(yaml));
+  ASSERT_TRUE(probe) << patch_of(yaml);
+  EXPECT_EQ((*probe)["tcpSocket"]["port"].as<int>(), 5432);
+  EXPECT_FALSE((*probe)["httpGet"]);
+}
+
+TEST(ReadinessFix, TakesTheLivenessHandlerWithItsScheme) {
+  std::string yaml = service("https") + deployment(R"(          image: registry.example/api:1
+          ports: [{name: https, containerPort: 8443}]
+          lifecycle: {preStop: {sleep: {seconds: 5}}}
+          livenessProbe: {httpGet: {path: /healthz, port: https, scheme: HTTPS}}
+)");
+  auto probe = readiness_patch(patch_of(yaml));
+  ASSERT_TRUE(probe) << patch_of(yaml);
+  EXPECT_EQ((*probe)["httpGet"]["scheme"].as<std::string>(), "HTTPS");
+  EXPECT_EQ((*probe)["httpGet"]["path"].as<std::string>(), "/healthz");
+  EXPECT_EQ((*probe)["httpGet"]["port"].as<std::string>(), "https");
+  // The startup probe proves more than liveness: it comes first.
+  std::string with_startup = service("grpc") + deployment(R"(          image: registry.example/api:1
+          ports: [{name: grpc, containerPort: 9000}]
+          lifecycle: {preStop: {sleep: {seconds: 5}}}
+          startupProbe: {grpc: {port: 9000}}
+          livenessProbe: {exec: {command: [/bin/alive]}}
+)");
+  probe = readiness_patch(patch_of(with_startup));
+  ASSERT_TRUE(probe);
+  EXPECT_EQ((*probe)["grpc"]["port"].as<int>(), 9000);
+}
+
+TEST(ReadinessFix, UnprovenPortsAreAdviceWithAMarkedPlaceholderNotAPatch) {
+  for (const char* port : {"{name: grpc, containerPort: 9000}", "{name: http, containerPort: 80}",
+                           "{containerPort: 7000}"}) {
+    std::string yaml = service("9000") + deployment(std::string(R"(          image: registry.example/api:1
+          ports: [)") + port + R"(]
+          lifecycle: {preStop: {sleep: {seconds: 5}}}
+)");
+    std::string text = patch_of(yaml);
+    EXPECT_FALSE(readiness_patch(text)) << text;
+    EXPECT_NE(text.find("# not patched: readiness-missing (app): add a readinessProbe such as"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("<"), std::string::npos) << text;
+    auto found = with_rule(audit_text(yaml), rule_id::kReadinessMissing);
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_NE(found[0].fix.find("filling in the <"), std::string::npos) << found[0].fix;
+  }
+  std::string grpc = patch_of(service("9000") + deployment(R"(          image: registry.example/api:1
+          ports: [{name: grpc, containerPort: 9000}]
+)"));
+  EXPECT_NE(grpc.find("{grpc: {port: grpc}}"), std::string::npos) << grpc;
+}
+
+TEST(ReadinessFix, TcpOnHttpIsReplacedOnlyByAnHttpHandlerTheContainerServes) {
+  std::string proven = patch_of(service() + deployment(R"(          image: registry.example/api:1
+          ports: [{name: http, containerPort: 8080}]
+          lifecycle: {preStop: {sleep: {seconds: 5}}}
+          readinessProbe: {tcpSocket: {port: http}}
+          livenessProbe: {httpGet: {path: /livez, port: 8080}}
+)"));
+  auto probe = readiness_patch(proven);
+  ASSERT_TRUE(probe) << proven;
+  EXPECT_TRUE((*probe)["tcpSocket"].IsNull());
+  EXPECT_EQ((*probe)["httpGet"]["path"].as<std::string>(), "/livez");
+  std::string unproven = patch_of(service() + deployment(R"(          image: registry.example/api:1
+          ports: [{name: http, containerPort: 8080}]
+          lifecycle: {preStop: {sleep: {seconds: 5}}}
+          readinessProbe: {tcpSocket: {port: http}}
+)"));
+  EXPECT_NE(unproven.find("# not patched: readiness-tcp-on-http"), std::string::npos) << unproven;
 }
 
 }  // namespace
