@@ -200,6 +200,7 @@ Summary audit_stream(const Options& options, Sink& sink) {
   // other files, read again for just those documents.
   Summary summary;
   summary.files = static_cast<int64_t>(files.size());
+  int64_t problems = 0;
   std::vector<uint64_t> wanted;
   for (uint32_t i = 0; i < files.size(); ++i) {
     kube::Loaded loaded;
@@ -212,6 +213,7 @@ Summary audit_stream(const Options& options, Sink& sink) {
     });
     for (const kube::LoadProblem& p : loaded.problems) {
       Finding f = problem_finding(p);
+      ++problems;
       summary.count(f);
       sink.problem(f);
     }
@@ -254,6 +256,10 @@ Summary audit_stream(const Options& options, Sink& sink) {
         audit_one(*w, cluster, options, summary, sink);
       }
     }
+  }
+  if (summary.objects == 0 && problems == 0) {
+    // As for an empty folder: a CI gate fed an empty render must not pass by auditing nothing.
+    throw Error("the input holds no Kubernetes object (empty file or stdin?): nothing audited");
   }
   sink.finish(summary);
   return summary;

@@ -9,6 +9,7 @@
 
 #include "audit/output.h"
 #include "audit/pre_stop.h"
+#include "audit/readiness_fix.h"
 #include "audit/rule.h"
 #include "audit/rules.h"
 #include "base/error.h"
@@ -69,16 +70,57 @@ std::vector<std::string> pre_stop_lines(const Container& c, int64_t seconds, con
   return lines;
 }
 
-std::string probe_port(const Container& c) {
-  if (c.ports.empty()) {
-    return "";
+// Lines (relative to the container item) of a handler under a probe or hook key.
+std::vector<std::string> handler_lines(const kube::Handler& h) {
+  auto port = [&] {
+    return "    port: " + (h.port.named() ? quote(h.port.name) : std::to_string(h.port.number));
+  };
+  switch (h.kind) {
+    case kube::HandlerKind::http_get: {
+      std::vector<std::string> lines = {"  httpGet:", "    path: " + quote(h.path.empty() ? "/" : h.path),
+                                        port()};
+      if (h.scheme == "HTTPS") {
+        lines.push_back("    scheme: HTTPS");
+      }
+      return lines;
+    }
+    case kube::HandlerKind::tcp_socket:
+      return {"  tcpSocket:", port()};
+    case kube::HandlerKind::grpc:
+      return h.path.empty() ? std::vector<std::string>{"  grpc:", port()}
+                            : std::vector<std::string>{"  grpc:", port(), "    service: " + quote(h.path)};
+    case kube::HandlerKind::exec:
+      return {"  exec:", "    command: " + nlohmann::json(h.command).dump()};
+    case kube::HandlerKind::sleep:
+      break;
   }
-  const kube::ContainerPort& p = c.ports.front();
-  return p.name.empty() ? std::to_string(p.container_port) : quote(p.name);
+  return {};
+}
+
+// A readiness probe only when the container proves it passes it; otherwise not patched (the
+// finding's fix, with its <…> placeholders, goes to the notes).
+bool plan_readiness(const Finding& f, const WorkloadView& view, size_t index,
+                    std::vector<std::string>& lines) {
+  const Container& c = view.workload->containers[index];
+  bool replacing = f.rule == id::kReadinessTcpOnHttp;
+  ReadinessProposal p = propose_readiness(
+      view, index, replacing ? &c.readiness_probe->handler : nullptr);
+  if (!p.handler) {
+    return false;
+  }
+  add(lines, {"readinessProbe:"});
+  if (replacing || (c.readiness_probe && c.readiness_probe->handler.kind != p.handler->kind)) {
+    lines.push_back(fmt::format("  {}: null", handler_key(c.readiness_probe->handler.kind)));
+  }
+  auto more = handler_lines(*p.handler);
+  lines.insert(lines.end(), more.begin(), more.end());
+  return true;
 }
 
 // The container-level part of the plan for one finding; returns false if not patched.
-bool plan_container(const Finding& f, const Container& c, const Options& o, Plan& plan) {
+bool plan_container(const Finding& f, const WorkloadView& view, size_t index, const Options& o,
+                    Plan& plan) {
+  const Container& c = view.workload->containers[index];
   auto& lines = plan.container_lines[c.name];
   if (f.rule == id::kPreStopMissing || f.rule == id::kPreStopTooShort
       || f.rule == id::kPreStopBinaryMissing) {
@@ -87,21 +129,7 @@ bool plan_container(const Finding& f, const Container& c, const Options& o, Plan
     return true;
   }
   if (f.rule == id::kReadinessMissing || f.rule == id::kReadinessTcpOnHttp) {
-    std::string port = f.rule == id::kReadinessTcpOnHttp
-                           ? (c.readiness_probe->handler.port.named()
-                                  ? quote(c.readiness_probe->handler.port.name)
-                                  : std::to_string(c.readiness_probe->handler.port.number))
-                           : probe_port(c);
-    if (port.empty()) {
-      return false;
-    }
-    add(lines, {"readinessProbe:"});
-    if (f.rule == id::kReadinessTcpOnHttp) {
-      add(lines, {"  tcpSocket: null"});
-    }
-    add(lines,
-        {"  httpGet:", "    path: /ready  # the app's readiness endpoint", "    port: " + port});
-    return true;
+    return plan_readiness(f, view, index, lines);
   }
   if (f.rule == id::kLivenessAggressive) {
     const kube::Probe& live = *c.liveness_probe;
@@ -141,6 +169,10 @@ bool plan_capacity(const Finding& f, const WorkloadView& view, Plan& plan) {
     bool rollout = w.kind == kube::WorkloadKind::rollout;
     add(plan.spec_lines, {"strategy:", rollout ? "  canary:" : "  rollingUpdate:",
                           "    maxUnavailable: 0", "    maxSurge: 1"});
+    return true;
+  }
+  if (f.rule == id::kAllUnavailable) {
+    add(plan.spec_lines, {"updateStrategy:", "  rollingUpdate:", "    maxUnavailable: 1"});
     return true;
   }
   if (f.rule == id::kTooFewReplicas && w.kind != kube::WorkloadKind::pod) {
@@ -209,21 +241,21 @@ void plan_grace(const AuditedWorkload& a, const Options& o, Plan& plan) {
   }
 }
 
-const Container* container_named(const Workload& w, const std::string& name) {
-  for (const Container& c : w.containers) {
-    if (c.name == name) {
-      return &c;
+std::optional<size_t> container_named(const Workload& w, const std::string& name) {
+  for (size_t i = 0; i < w.containers.size(); ++i) {
+    if (w.containers[i].name == name) {
+      return i;
     }
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 Plan make_plan(const AuditedWorkload& a, const Options& o) {
   Plan plan;
   const Workload& w = *a.view.workload;
   for (const Finding& f : a.findings) {
-    const Container* c = container_named(w, f.object.container);
-    bool done = (!f.object.container.empty() && c && plan_container(f, *c, o, plan))
+    auto c = container_named(w, f.object.container);
+    bool done = (!f.object.container.empty() && c && plan_container(f, a.view, *c, o, plan))
                 || plan_capacity(f, a.view, plan) || plan_pdb(f, a.view, plan)
                 || f.rule == id::kGraceTooShort || f.rule == id::kSleepNotBelowGrace;
     std::string who = f.object.container.empty() ? "" : " (" + f.object.container + ")";

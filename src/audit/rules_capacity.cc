@@ -81,6 +81,45 @@ void check_unavailable(const WorkloadView& view, const Options& o, Findings& out
       "set strategy.rollingUpdate: {maxUnavailable: 0, maxSurge: 1}"));
 }
 
+// Rollouts that take every pod down at once: Recreate, or a maxUnavailable that covers them all.
+void check_full_outage(const WorkloadView& view, Findings& out) {
+  const Workload& w = *view.workload;
+  const kube::Strategy& s = w.strategy;
+  if (s.type == "Recreate" && w.kind == kube::WorkloadKind::deployment) {
+    out.push_back(make_finding(
+        id::kRecreateOutage, w, nullptr, s.marks.at("type"),
+        "strategy Recreate stops every pod before the new ones start: each rollout is a full "
+        "outage for the Services that route to it",
+        "use RollingUpdate with maxUnavailable: 0, maxSurge: 1; if Recreate is there for a "
+        "ReadWriteOnce volume, keep it and accept (ignore) the outage, or move to a StatefulSet"));
+    return;
+  }
+  bool daemon = w.kind == kube::WorkloadKind::daemon_set;
+  if (s.max_unavailable.empty() || (!daemon && w.kind != kube::WorkloadKind::stateful_set)) {
+    return;
+  }
+  // A DaemonSet's percentage is of its nodes, unknown here: only 100% is sure to take all.
+  bool all = daemon ? s.max_unavailable.ends_with('%')
+                          && scaled(s.max_unavailable, 100, Round::down) >= 100
+                    : view.replica_floor() >= 2  // one replica: replicas-too-few says it
+                          && scaled(s.max_unavailable, view.replica_floor(), Round::down)
+                                 >= view.replica_floor();
+  if (!all) {
+    return;
+  }
+  bool written = s.marks.has("maxUnavailable");
+  out.push_back(make_finding(
+      id::kAllUnavailable, w, nullptr,
+      written ? s.marks.at("maxUnavailable") : w.marks.at("spec.strategy"),
+      daemon ? fmt::format("maxUnavailable {} updates the pods of every node at once: each "
+                           "rollout is a full outage for the Services that route to it",
+                           s.max_unavailable)
+             : fmt::format("maxUnavailable {} with {} replicas updates every pod at once: each "
+                           "rollout is a full outage for the Services that route to it",
+                           s.max_unavailable, view.replica_floor()),
+      "set updateStrategy.rollingUpdate.maxUnavailable: 1"));
+}
+
 void check_pdbs(const WorkloadView& view, Findings& out) {
   const Workload& w = *view.workload;
   int64_t replicas = view.replica_floor();
@@ -130,6 +169,7 @@ void check_pdbs(const WorkloadView& view, Findings& out) {
 Findings check_capacity(const WorkloadView& view, const Options& o) {
   Findings out;
   const Workload& w = *view.workload;
+  check_full_outage(view, out);
   if (w.kind == kube::WorkloadKind::daemon_set) {
     return out;  // one pod per node: replicas, surge and PDB follow the nodes
   }

@@ -1,6 +1,7 @@
 // readiness-lies and liveness-kills-drain rules.
 #include <fmt/format.h>
 
+#include "audit/readiness_fix.h"
 #include "audit/rule.h"
 #include "audit/rules.h"
 
@@ -73,14 +74,14 @@ std::string describe(const Container& c, const Handler& h) {
   return "";
 }
 
-std::string readiness_fix(const Container& c) {
-  std::string port = c.ports.empty()           ? "<port>"
-                     : c.ports[0].name.empty() ? std::to_string(c.ports[0].container_port)
-                                               : c.ports[0].name;
-  return fmt::format(
-      "add readinessProbe: {{httpGet: {{path: /ready, port: {}}}}} served by an "
-      "endpoint that answers only when the app can serve (and fails on SIGTERM)",
-      port);
+// The fix text: the proposed probe, and whether it is proven or left for the user to complete.
+std::string readiness_fix(const ReadinessProposal& p) {
+  if (p.handler) {
+    return fmt::format("add readinessProbe: {} ({})", p.text, p.reason);
+  }
+  return fmt::format("add a readinessProbe such as {}, filling in the <…> ({}); it must answer "
+                     "only when the app can serve",
+                     p.text, p.reason);
 }
 
 void check_readiness(const WorkloadView& view, size_t i, Findings& out) {
@@ -92,7 +93,7 @@ void check_readiness(const WorkloadView& view, size_t i, Findings& out) {
         fmt::format("container '{}' takes traffic but has no readiness probe: new pods are routed "
                     "as soon as they start",
                     c.name),
-        readiness_fix(c)));
+        readiness_fix(propose_readiness(view, i))));
     return;
   }
   const Handler& h = c.readiness_probe->handler;
@@ -109,8 +110,7 @@ void check_readiness(const WorkloadView& view, size_t i, Findings& out) {
       fmt::format("readiness probe only connects to port {}, which serves HTTP ({}): the pod is "
                   "routed as soon as the port listens, before the app can answer",
                   port_text(c, h.port), evidence),
-      fmt::format("probe with httpGet: {{path: /ready, port: {}}}",
-                  h.port.named() ? h.port.name : std::to_string(h.port.number))));
+      readiness_fix(propose_readiness(view, i, &h))));
 }
 
 void check_identical(const Workload& w, const Container& c, Findings& out) {

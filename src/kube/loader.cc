@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "kube/text_input.h"
 #include "kube/workload_reader.h"
 
 namespace zerodrop::kube {
@@ -76,6 +77,31 @@ std::vector<Chunk> split_documents(std::string_view text) {
   }
   close(text.size());
   return chunks;
+}
+
+// A document holding several concatenated JSON values becomes one chunk per value (kubectl
+// reads them all). Each copy is padded so that lines and columns stay those of the file.
+void split_json_values(std::vector<Chunk>& chunks) {
+  std::vector<Chunk> out;
+  for (Chunk& chunk : chunks) {
+    std::string_view text = chunk.owned.empty() ? chunk.text : std::string_view(chunk.owned);
+    std::vector<size_t> starts = detail::json_value_starts(text);
+    if (starts.empty()) {
+      out.push_back(std::move(chunk));
+      continue;
+    }
+    for (size_t k = 0; k < starts.size(); ++k) {
+      size_t end = k + 1 < starts.size() ? starts[k + 1] : text.size();
+      size_t line_start = text.rfind('\n', starts[k]);
+      line_start = line_start == std::string_view::npos ? 0 : line_start + 1;
+      int line = chunk.first_line
+                 + static_cast<int>(std::count(text.begin(), text.begin() + starts[k], '\n'));
+      Chunk value{{}, std::string(starts[k] - line_start, ' '), line};
+      value.owned.append(text.substr(starts[k], end - starts[k]));
+      out.push_back(std::move(value));
+    }
+  }
+  chunks = std::move(out);
 }
 
 bool is_list(const Meta& meta) {
@@ -199,10 +225,21 @@ Loaded load_text(std::string_view text, const std::string& file, const LoadLimit
                  const DocumentFilter& filter) {
   Loaded out;
   out.bytes = static_cast<int64_t>(text.size());
+  if (detail::has_wide_bom(text)) {  // what PowerShell's ">" writes
+    std::string decoded(text);
+    if (auto problem = detail::decode_to_utf8(decoded)) {
+      out.problems.push_back(LoadProblem{file, Mark{1, 1}, *problem});
+      return out;
+    }
+    Loaded loaded = load_text(decoded, file, limits, filter);
+    loaded.bytes = out.bytes;
+    return loaded;
+  }
   if (text.starts_with("\xEF\xBB\xBF")) {
     text.remove_prefix(3);  // a UTF-8 byte order mark, as some Windows editors write
   }
   std::vector<Chunk> chunks = split_documents(text);
+  split_json_values(chunks);
   for (size_t i = 0; i < chunks.size(); ++i) {
     const Chunk& chunk = chunks[i];
     if (!filter || filter(static_cast<int>(i), chunk.owned.empty() ? chunk.text : chunk.owned)) {
@@ -223,6 +260,12 @@ FileText read_file(const std::string& path, const LoadLimits& limits) {
   };
   std::ifstream file;
   std::istream* in = &std::cin;
+  std::error_code ec;
+  if (path != "-" && fs::is_regular_file(path, ec)
+      && static_cast<int64_t>(fs::file_size(path, ec)) > limits.max_file_bytes && !ec) {
+    return problem(  // known from its size: not read at all
+        fmt::format("larger than the limit of {} bytes; not read", limits.max_file_bytes));
+  }
   if (path != "-") {
     file.open(path, std::ios::binary);
     if (!file) {
@@ -237,6 +280,9 @@ FileText read_file(const std::string& path, const LoadLimits& limits) {
       return problem(
           fmt::format("larger than the limit of {} bytes; not read", limits.max_file_bytes));
     }
+  }
+  if (auto reason = detail::decode_to_utf8(out.text)) {
+    return problem(*reason);
   }
   return out;
 }

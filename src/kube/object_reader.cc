@@ -14,6 +14,16 @@ PortRef read_port_ref(Reader& r, const Entry& e) {
   return PortRef{0, text};
 }
 
+// A Service's targetPort; 0 is what the API server's SetDefaults_Service replaces with `port`.
+PortRef read_target_port(Reader& r, const Entry& e, int port) {
+  std::string text = r.scalar(e.value, e.path);
+  if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) {
+    int number = static_cast<int>(r.integer(e.value, e.path, 0, 65535));
+    return PortRef{number == 0 ? port : number, ""};
+  }
+  return PortRef{0, text};
+}
+
 Service read_service(Reader& r, const Entry& spec, Meta meta) {
   Service s{std::move(meta), {}, "", {}};
   if (auto selector = r.child(spec.value, spec.path, "selector")) {
@@ -32,7 +42,7 @@ Service read_service(Reader& r, const Entry& spec, Meta meta) {
     p.name = r.opt_scalar(e.value, e.path, "name");
     p.app_protocol = r.opt_scalar(e.value, e.path, "appProtocol");
     auto target = r.child(e.value, e.path, "targetPort");
-    p.target_port = target ? read_port_ref(r, *target) : PortRef{p.port, ""};
+    p.target_port = target ? read_target_port(r, *target, p.port) : PortRef{p.port, ""};
     s.ports.push_back(std::move(p));
   }
   return s;

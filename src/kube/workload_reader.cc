@@ -82,14 +82,16 @@ Probe read_probe(Reader& r, const Entry& e) {
   Probe p;
   p.marks.self = r.mark(e.key);
   p.handler = read_handler(r, e.value, e.path, false);
-  auto num = [&](std::string_view key, int64_t fallback, int64_t min) {
-    return r.opt_integer(e.value, e.path, key, p.marks, min).value_or(fallback);
+  // 0 (or absent) is what the API server's SetDefaults_Probe replaces with the default.
+  auto num = [&](std::string_view key, int64_t fallback) {
+    int64_t value = r.opt_integer(e.value, e.path, key, p.marks, 0).value_or(0);
+    return value == 0 ? fallback : value;
   };
-  p.initial_delay_seconds = num("initialDelaySeconds", 0, 0);
-  p.period_seconds = num("periodSeconds", 10, 1);
-  p.timeout_seconds = num("timeoutSeconds", 1, 1);
-  p.success_threshold = num("successThreshold", 1, 1);
-  p.failure_threshold = num("failureThreshold", 3, 1);
+  p.initial_delay_seconds = num("initialDelaySeconds", 0);
+  p.period_seconds = num("periodSeconds", 10);
+  p.timeout_seconds = num("timeoutSeconds", 1);
+  p.success_threshold = num("successThreshold", 1);
+  p.failure_threshold = num("failureThreshold", 3);
   return p;
 }
 

@@ -45,6 +45,58 @@ std::string anchor_of(const yaml_char_t* anchor) {
   return anchor ? std::string(reinterpret_cast<const char*>(anchor)) : std::string();
 }
 
+bool is_merge_key(const YamlNode* key) {
+  return key->is_scalar() && key->plain && key->scalar == "<<";
+}
+
+bool has_key(const std::vector<const YamlNode*>& items, const YamlNode* key) {
+  for (size_t i = 0; i < items.size(); i += 2) {
+    if (items[i]->is_scalar() && items[i]->scalar == key->scalar) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Replaces the merge keys of `map` ("<<: *base", "<<: [*a, *b]") by the entries they bring, as
+// kubectl's YAML reader does: keys written in the map win, then earlier merged maps over later
+// ones. Merged maps are already resolved (an anchor is registered when its node ends).
+// `budget` bounds the entries copied so that chains of merges cannot grow without limit.
+void resolve_merge_keys(YamlNode& map, int64_t& budget) {
+  std::vector<const YamlNode*> own;
+  std::vector<const YamlNode*> sources;
+  for (size_t i = 0; i + 1 < map.items.size(); i += 2) {
+    if (!is_merge_key(map.items[i])) {
+      own.insert(own.end(), {map.items[i], map.items[i + 1]});
+      continue;
+    }
+    const YamlNode* value = map.items[i + 1];
+    if (value->is_map()) {
+      sources.push_back(value);
+    } else if (value->is_sequence()) {
+      sources.insert(sources.end(), value->items.begin(), value->items.end());
+    } else {
+      sources.push_back(value);
+    }
+  }
+  for (const YamlNode* source : sources) {
+    if (!source->is_map()) {
+      throw YamlError{source->line, source->column,
+                      "a merge key (<<) takes a mapping or a list of mappings"};
+    }
+    for (size_t i = 0; i + 1 < source->items.size(); i += 2) {
+      if (!has_key(own, source->items[i])) {
+        own.insert(own.end(), {source->items[i], source->items[i + 1]});
+      }
+    }
+    budget -= static_cast<int64_t>(source->items.size());
+    if (budget < 0) {
+      throw YamlError{map.line, map.column, "merge keys (<<) expand beyond the document's limit"};
+    }
+  }
+  map.items = std::move(own);
+}
+
 }  // namespace
 
 YamlNode* YamlDocument::add() {
@@ -61,6 +113,8 @@ void YamlDocument::parse(std::string_view text) {
   // allocation per node instead of one per doubling.
   std::vector<std::vector<const YamlNode*>> children;
   std::map<std::string, const YamlNode*, std::less<>> anchors;
+  bool merges = false;  // whether the open maps hold a merge key
+  int64_t merge_budget = 100'000 + 64 * static_cast<int64_t>(text.size());
   // Attaches a finished node to its parent, or makes it the root.
   auto attach = [&](const YamlNode* node) {
     if (stack.empty()) {
@@ -98,6 +152,7 @@ void YamlDocument::parse(std::string_view text) {
           n->scalar.assign(reinterpret_cast<const char*>(ev.data.scalar.value),
                            ev.data.scalar.length);
           n->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ev.data.scalar.tag;
+          merges = merges || (n->plain && n->scalar == "<<");
         }
         if (ev.data.scalar.anchor) {
           anchors[anchor_of(ev.data.scalar.anchor)] = n;
@@ -132,6 +187,9 @@ void YamlDocument::parse(std::string_view text) {
         n->items.assign(children[stack.size() - 1].begin(), children[stack.size() - 1].end());
         if (n->is_map()) {
           check_unique_keys(*n);
+          if (merges && std::any_of(n->items.begin(), n->items.end(), is_merge_key)) {
+            resolve_merge_keys(*n, merge_budget);
+          }
         }
         stack.pop_back();
         if (!stack_anchors.back().empty()) {
