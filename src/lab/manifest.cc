@@ -83,11 +83,11 @@ void apply_manifest(const std::string& path, const std::string& container, Optio
   const kube::Workload& w = *found;
   const kube::Container& c = pick_container(w, container, path);
   options.replicas = static_cast<int>(w.replicas.value_or(options.replicas));
-  if (!w.strategy.max_surge.empty()) {
-    options.max_surge = w.strategy.max_surge;
+  if (w.strategy.max_surge) {
+    options.max_surge = w.strategy.max_surge->to_string();
   }
-  if (!w.strategy.max_unavailable.empty()) {
-    options.max_unavailable = w.strategy.max_unavailable;
+  if (w.strategy.max_unavailable) {
+    options.max_unavailable = w.strategy.max_unavailable->to_string();
   }
   options.min_ready = std::chrono::seconds(w.min_ready_seconds);
   options.pod.grace = std::chrono::seconds(w.grace_seconds());

@@ -54,11 +54,11 @@ void apply_workload(Options& options, const kube::Workload& w, const std::string
   if (w.replicas) {
     options.replicas = static_cast<int>(*w.replicas);
   }
-  if (!w.strategy.max_surge.empty()) {
-    options.max_surge = w.strategy.max_surge;
+  if (w.strategy.max_surge) {
+    options.max_surge = w.strategy.max_surge->to_string();
   }
-  if (!w.strategy.max_unavailable.empty()) {
-    options.max_unavailable = w.strategy.max_unavailable;
+  if (w.strategy.max_unavailable) {
+    options.max_unavailable = w.strategy.max_unavailable->to_string();
   }
   options.grace = static_cast<double>(w.grace_seconds());
   const kube::Container& c = pick(w, container);
