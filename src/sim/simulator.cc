@@ -62,8 +62,8 @@ void describe(const Options& o, Result& result) {
   s["rate"] = fmt::format("{}", o.rate);
   s["prestop"] = o.prestop > 0 ? fmt::format("sleep:{}", o.prestop) : "none";
   s["grace"] = seconds_text(o.grace);
-  s["max_surge"] = o.max_surge;
-  s["max_unavailable"] = o.max_unavailable;
+  s["max_surge"] = o.max_surge.to_string();
+  s["max_unavailable"] = o.max_unavailable.to_string();
   s["app"] = std::string(to_string(o.app));
   s["readiness"] = o.readiness == Readiness::probed ? "http:/ready" : "tcp";
   s["keepalive"] = o.keepalive == Keepalive::on ? "on" : "off";
