@@ -63,10 +63,9 @@ void check_unavailable(const WorkloadView& view, const Options& o, Findings& out
     return;  // StatefulSets cannot surge: their one-at-a-time dip is structural
   }
   int64_t replicas = view.replica_floor();
-  int64_t unavailable =
-      kube::resolve_limits(s.max_surge.value_or(IntOrPercent::count(0)), *s.max_unavailable,
-                           static_cast<int>(replicas))
-          .max_unavailable;
+  int64_t unavailable = kube::resolve_limits(s.max_surge.value_or(IntOrPercent::count(0)),
+                                             *s.max_unavailable, static_cast<int>(replicas))
+                            .max_unavailable;
   if (replicas == 0 || static_cast<double>(unavailable) <= o.headroom * replicas) {
     return;
   }
@@ -76,8 +75,8 @@ void check_unavailable(const WorkloadView& view, const Options& o, Findings& out
       written ? s.marks.at("maxUnavailable") : w.marks.at("spec.strategy"),
       fmt::format("maxUnavailable {}{} takes {} of {} replicas out of service during the rollout "
                   "({:.0f}% of capacity, more than the {:.0f}% headroom, --headroom)",
-                  s.max_unavailable->to_string(), written ? "" : " (default)", unavailable, replicas,
-                  100.0 * unavailable / replicas, 100 * o.headroom),
+                  s.max_unavailable->to_string(), written ? "" : " (default)", unavailable,
+                  replicas, 100.0 * unavailable / replicas, 100 * o.headroom),
       "set strategy.rollingUpdate: {maxUnavailable: 0, maxSurge: 1}"));
 }
 

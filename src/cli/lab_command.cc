@@ -66,7 +66,8 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("-f,--file", f.manifest,
                  "read replicas, strategy, preStop, grace, probes and "
                  "port from the first workload of this manifest; flags override it");
-  app.add_option("--container", f.container, "the manifest's container (default: the first that is not a native sidecar)");
+  app.add_option("--container", f.container,
+                 "the manifest's container (default: the first that is not a native sidecar)");
   app.add_option("--replicas", f.replicas, "pods")->capture_default_str();
   app.add_option("--max-surge", f.max_surge, "extra pods during the rollout (N or %, rounded up)")
       ->capture_default_str();
@@ -209,8 +210,7 @@ lab::Options to_options(const CLI::App& app, const Flags& f) {
   }
   o.pod.command = f.command;
   given(app, "--replicas", [&] { o.replicas = integer(f.replicas, "--replicas", 1, 1000); });
-  given(app, "--max-surge",
-        [&] { o.max_surge = IntOrPercent::parse(f.max_surge, "--max-surge"); });
+  given(app, "--max-surge", [&] { o.max_surge = IntOrPercent::parse(f.max_surge, "--max-surge"); });
   given(app, "--max-unavailable",
         [&] { o.max_unavailable = IntOrPercent::parse(f.max_unavailable, "--max-unavailable"); });
   // A manifest's own both-zero is refused with its file:line; here a flag made it so.

@@ -2,8 +2,8 @@
 #include <optional>
 #include <string>
 
-#include <boost/beast/http/verb.hpp>
 #include <CLI/CLI.hpp>
+#include <boost/beast/http/verb.hpp>
 
 #include "base/duration.h"
 #include "base/error.h"
@@ -157,7 +157,8 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("-f,--file", f.file,
                  "Deployment/StatefulSet YAML: replicas, strategy, preStop, "
                  "grace, readiness probe (flags override it)");
-  app.add_option("--container", f.container, "Container of -f to model (default: the first that is not a native sidecar)");
+  app.add_option("--container", f.container,
+                 "Container of -f to model (default: the first that is not a native sidecar)");
   app.add_option("--profile", f.profile, "Cluster: gke, eks, kind, lab or a YAML file")
       ->capture_default_str();
   app.add_option("--nodes", f.nodes, "Nodes in the cluster (default: the profile's)");

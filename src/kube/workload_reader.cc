@@ -222,8 +222,10 @@ void read_rolling(Reader& r, const Entry& rolling, Strategy& s) {
 // Deployment strategy / StatefulSet and DaemonSet updateStrategy, with their defaults.
 Strategy read_update_strategy(Reader& r, const Entry& spec, WorkloadKind kind) {
   bool deployment = kind == WorkloadKind::deployment;
-  Strategy s{"RollingUpdate", deployment ? kQuarter : IntOrPercent::count(0),
-             deployment ? kQuarter : IntOrPercent::count(1), {}};
+  Strategy s{"RollingUpdate",
+             deployment ? kQuarter : IntOrPercent::count(0),
+             deployment ? kQuarter : IntOrPercent::count(1),
+             {}};
   auto e = r.child(spec.value, spec.path, deployment ? "strategy" : "updateStrategy");
   if (!e) {
     return s;

@@ -130,7 +130,8 @@ void DeploymentController::apply(const kube::RolloutPlan& plan) {
   }
   for (size_t slot : plan.remove) {
     Pod& pod = *pods_[slot];
-    recorder_.pod_event(EventKind::rollout_step, pod.name(), fmt::format("deleting {}", pod.name()));
+    recorder_.pod_event(EventKind::rollout_step, pod.name(),
+                        fmt::format("deleting {}", pod.name()));
     pod.delete_pod();
   }
 }

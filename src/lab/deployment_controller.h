@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "lab/pod.h"
 #include "kube/rollout.h"
+#include "lab/pod.h"
 
 namespace boost::asio {
 class io_context;
@@ -29,8 +29,8 @@ class DeploymentController {
 public:
   // `ip_prefix` is "127.B." (pods get 127.B.C.D). Pods are named pod-1, pod-2, …
   DeploymentController(boost::asio::io_context& io, Recorder& recorder, const PodSpec& spec,
-                       EndpointController& endpoints, kube::RolloutLimits limits, Duration min_ready,
-                       std::string ip_prefix);
+                       EndpointController& endpoints, kube::RolloutLimits limits,
+                       Duration min_ready, std::string ip_prefix);
   ~DeploymentController();
 
   // Creates `replicas` pods of revision 1. Throws Error when the command cannot run.

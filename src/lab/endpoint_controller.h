@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "lab/endpoint_table.h"
 #include "base/delay_distribution.h"
+#include "lab/endpoint_table.h"
 
 namespace zerodrop::lab {
 
@@ -22,8 +22,7 @@ class Router;
 class EndpointController {
 public:
   EndpointController(Recorder& recorder, std::vector<Router*> routers,
-                     DelayDistribution propagation,
-                     uint64_t seed);
+                     DelayDistribution propagation, uint64_t seed);
 
   // Publishes the pod's endpoint with these conditions if they differ from the last published.
   void publish(const Endpoint& endpoint);

@@ -82,7 +82,8 @@ class LiveLine {
 public:
   explicit LiveLine(bool enabled) : enabled_(enabled) {}
 
-  void update(double t, const Traffic& traffic, const DeploymentController& cluster, const char* phase) {
+  void update(double t, const Traffic& traffic, const DeploymentController& cluster,
+              const char* phase) {
     if (!enabled_ || t < next_) {
       return;
     }

@@ -30,7 +30,7 @@ struct PodSpec {
   int stop_signal = SIGTERM;
   ProbeSpec readiness;
   ProbeSpec liveness;
-  Duration minimum_stop_grace = kube::kMinimumStopGrace;     // kubelet's 2 s; tests may not change it
+  Duration minimum_stop_grace = kube::kMinimumStopGrace;  // kubelet's 2 s; tests may not change it
   Duration restart_backoff = std::chrono::seconds(1);  // first restart delay, doubled up to 10 s
 };
 

@@ -142,7 +142,8 @@ std::vector<kube::PodView> Rollout::views(double now) const {
       ready_for = from_seconds(now - p.ready);
     }
     bool ready = p.old || ready_for.has_value();
-    bool available = p.old ? !deleted_[i] : kube::available(ready, deleted_[i], ready_for, min_ready);
+    bool available =
+        p.old ? !deleted_[i] : kube::available(ready, deleted_[i], ready_for, min_ready);
     out.push_back({i, p.old ? kOldRevision : kNewRevision, deleted_[i], available});
   }
   return out;

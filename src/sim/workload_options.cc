@@ -30,10 +30,10 @@ std::optional<std::string> apply_workload(Options& options, const kube::Workload
     if (delay.delay) {
       options.prestop = to_seconds(*delay.delay);
     } else {
-      unknown = fmt::format("{}: preStop {} of container '{}' runs for a time the manifest does "
-                            "not tell",
-                            kube::where(w.meta.file, c.marks.at("lifecycle.preStop")), delay.how,
-                            c.name);
+      unknown = fmt::format(
+          "{}: preStop {} of container '{}' runs for a time the manifest does "
+          "not tell",
+          kube::where(w.meta.file, c.marks.at("lifecycle.preStop")), delay.how, c.name);
     }
   }
   if (c.readiness_probe) {

@@ -17,8 +17,8 @@ namespace {
 
 std::filesystem::path corpus() {
   const char* shared = std::getenv("SHARED_DIR");
-  return std::filesystem::path(shared != nullptr ? shared : ZERODROP_SHARED_DIR) / "eval" /
-         "manifests";
+  return std::filesystem::path(shared != nullptr ? shared : ZERODROP_SHARED_DIR) / "eval"
+         / "manifests";
 }
 
 // One workload as sim -f reads it (apply_workload) against audit's reading of the same object.
@@ -48,9 +48,9 @@ void expect_same_reading(const kube::Workload& w, int& compared) {
   }
   if (w.strategy.max_unavailable) {
     kube::RolloutLimits sim = kube::resolve_limits(o.max_surge, o.max_unavailable, o.replicas);
-    kube::RolloutLimits audit = kube::resolve_limits(
-        w.strategy.max_surge.value_or(IntOrPercent::count(0)), *w.strategy.max_unavailable,
-        o.replicas);
+    kube::RolloutLimits audit =
+        kube::resolve_limits(w.strategy.max_surge.value_or(IntOrPercent::count(0)),
+                             *w.strategy.max_unavailable, o.replicas);
     EXPECT_EQ(sim.max_surge, audit.max_surge) << name;
     EXPECT_EQ(sim.max_unavailable, audit.max_unavailable) << name;
   }
