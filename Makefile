@@ -5,7 +5,7 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all deps test-deps bench-deps build build-asan demo test test-unit test-asan bench format clean
+.PHONY: all deps test-deps bench-deps build build-asan demo test test-unit test-asan bench install format clean
 
 all: build
 
@@ -46,6 +46,11 @@ test-unit: build
 test-asan: test-deps build-asan
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS) -LE "slow|timing"
+
+# The binaries, man page, completions, lifecycle headers and docs under PREFIX (README: Installing).
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 bench: bench-deps build
 	@for b in bench/*.sh; do echo "== $$b"; bash $$b $(BUILD)/zerodrop || exit 1; done

@@ -5,7 +5,6 @@ find_package(Boost 1.81 REQUIRED COMPONENTS url)
 find_package(Threads REQUIRED)
 find_package(fmt 9 REQUIRED)
 find_package(nlohmann_json 3.11 REQUIRED)
-find_package(yaml-cpp REQUIRED)
 set(OPENSSL_USE_STATIC_LIBS ${ZERODROP_STATIC})
 find_package(OpenSSL 3 REQUIRED)
 
@@ -15,16 +14,6 @@ add_library(zerodrop_fmt STATIC ${CMAKE_SOURCE_DIR}/cmake/fmt_library.cc)
 target_include_directories(zerodrop_fmt SYSTEM PUBLIC
                            $<TARGET_PROPERTY:fmt::fmt,INTERFACE_INCLUDE_DIRECTORIES>)
 
-# yaml-cpp's CMake package names only its shared library.
-add_library(zerodrop_yaml_cpp INTERFACE)
-if(ZERODROP_STATIC)
-  find_library(YAML_CPP_ARCHIVE NAMES libyaml-cpp.a REQUIRED)
-  target_link_libraries(zerodrop_yaml_cpp INTERFACE ${YAML_CPP_ARCHIVE})
-  target_include_directories(zerodrop_yaml_cpp SYSTEM INTERFACE
-                             $<TARGET_PROPERTY:yaml-cpp,INTERFACE_INCLUDE_DIRECTORIES>)
-else()
-  target_link_libraries(zerodrop_yaml_cpp INTERFACE yaml-cpp)
-endif()
 find_package(CLI11 REQUIRED)
 if(ZERODROP_TESTS)
   find_package(GTest REQUIRED)

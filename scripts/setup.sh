@@ -2,16 +2,16 @@
 # Installs what zerodrop needs to build and test on Debian bookworm, and nothing when all is there.
 # Usage: scripts/setup.sh [build|test|bench]   (default: build)
 #   build  compilers, CMake, Ninja and the libraries zerodrop links
-#   test   build + what the tests drive (Chromium for the HTML report, nftables/conntrack, iproute2)
+#   test   build + what the tests drive (Chromium for the HTML report, nginx pods, iproute2)
 #   bench  test + the peers the benchmarks measure against (nginx, wrk, hey, haproxy, hyperfine)
 set -euo pipefail
 
 want=(g++ cmake ninja-build make pkg-config
       libboost1.81-dev libboost-url1.81-dev libcli11-dev libfmt-dev nlohmann-json3-dev
-      libyaml-cpp-dev libyaml-dev libssl-dev libgtest-dev libgmock-dev libbenchmark-dev)
+      libyaml-dev libssl-dev libgtest-dev libgmock-dev libbenchmark-dev)
 case "${1:-build}" in
   build) ;;
-  test) want+=(chromium iproute2 procps util-linux python3 curl python3-jsonschema openssl) ;;
+  test) want+=(chromium iproute2 procps util-linux python3 curl python3-jsonschema openssl nginx-light) ;;
   bench) want+=(chromium iproute2 procps util-linux python3 curl python3-jsonschema openssl nginx-light wrk hey haproxy hyperfine time) ;;
   *) echo "setup.sh: error: unknown profile '$1' (expected build, test or bench)" >&2; exit 2 ;;
 esac

@@ -1,11 +1,13 @@
 #include "audit/ignores.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include "audit/rule.h"
 #include "base/error.h"
 #include "base/text.h"
+#include "kube/yaml_file.h"
 
 namespace zerodrop::audit {
 namespace {
@@ -42,26 +44,12 @@ bool known_rule(std::string_view rule) {
   return rule == "all" || find_rule(rule) != nullptr || record::hole_from_string(rule);
 }
 
-[[noreturn]] void fail(const std::string& path, const YAML::Node& node, std::string_view what) {
-  YAML::Mark m = node.Mark();
-  throw Error(fmt::format("{}:{}:{}: {}", path, m.line + 1, m.column + 1, what));
-}
-
-std::string text_of(const std::string& path, const YAML::Node& node) {
-  if (!node.IsScalar()) {
-    fail(path, node, "expected a string");
-  }
-  return node.Scalar();
-}
-
-IgnoreEntry read_entry(const std::string& path, const YAML::Node& node) {
-  if (!node.IsMap()) {
-    fail(path, node, "an ignore entry is a mapping: {rule, kind, namespace, name, container}");
-  }
+IgnoreEntry read_entry(const kube::YamlFile& file, const kube::YamlNode& node) {
   IgnoreEntry e;
-  for (const auto& kv : node) {
-    std::string key = text_of(path, kv.first);
-    std::string value = text_of(path, kv.second);
+  for (auto [key_node, value_node] : file.entries(
+           node, "an ignore entry is a mapping: {rule, kind, namespace, name, container}")) {
+    const std::string& key = file.scalar(*key_node);
+    const std::string& value = file.scalar(*value_node);
     if (key == "rule") {
       e.rule = value;
     } else if (key == "kind") {
@@ -73,11 +61,11 @@ IgnoreEntry read_entry(const std::string& path, const YAML::Node& node) {
     } else if (key == "container") {
       e.container = value;
     } else {
-      fail(path, kv.first, fmt::format("unknown ignore field '{}'", key));
+      file.fail(*key_node, fmt::format("unknown ignore field '{}'", key));
     }
   }
   if (!known_rule(e.rule)) {
-    fail(path, node, fmt::format("unknown rule '{}' (see 'zerodrop audit --list-rules')", e.rule));
+    file.fail(node, fmt::format("unknown rule '{}' (see 'zerodrop audit --list-rules')", e.rule));
   }
   return e;
 }
@@ -100,20 +88,10 @@ bool is_ignored(const Finding& f, const Ignores& ignores, const kube::Labels& an
 }
 
 ConfigFile read_config(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw Error(fmt::format("{}: cannot read the config file", path));
-  } catch (const YAML::Exception& e) {
-    throw Error(fmt::format("{}:{}:{}: {}", path, e.mark.line + 1, e.mark.column + 1, e.msg));
-  }
+  kube::YamlFile file(path);
   ConfigFile config;
-  if (root.IsNull()) {
+  if (file.root().is_null()) {
     return config;
-  }
-  if (!root.IsMap()) {
-    fail(path, root, "expected a mapping of settings");
   }
   std::pair<const char*, std::string*> settings[] = {
       {"propagation", &config.propagation},
@@ -123,23 +101,23 @@ ConfigFile read_config(const std::string& path) {
       {"k8s-version", &config.kube_version},
       {"fail-on", &config.fail_on},
   };
-  for (const auto& kv : root) {
-    std::string key = text_of(path, kv.first);
+  for (auto [key_node, value] : file.entries(file.root(), "expected a mapping of settings")) {
+    const std::string& key = file.scalar(*key_node);
     if (key == "ignore") {
-      if (!kv.second.IsSequence()) {
-        fail(path, kv.second, "'ignore' is a list of entries");
+      if (!value->is_sequence()) {
+        file.fail(*value, "'ignore' is a list of entries");
       }
-      for (const YAML::Node& entry : kv.second) {
-        config.ignores.entries.push_back(read_entry(path, entry));
+      for (const kube::YamlNode* entry : value->items) {
+        config.ignores.entries.push_back(read_entry(file, *entry));
       }
       continue;
     }
     auto match = std::find_if(std::begin(settings), std::end(settings),
                               [&](const auto& s) { return key == s.first; });
     if (match == std::end(settings)) {
-      fail(path, kv.first, fmt::format("unknown setting '{}'", key));
+      file.fail(*key_node, fmt::format("unknown setting '{}'", key));
     }
-    *match->second = text_of(path, kv.second);
+    *match->second = file.scalar(*value);
   }
   return config;
 }

@@ -346,7 +346,11 @@ std::optional<ExitStatus> Subprocess::read_status(bool block) {
 
 std::string signal_name(int signal) {
   const char* abbrev = ::sigabbrev_np(signal);
-  return abbrev != nullptr ? abbrev : fmt::format("SIG{}", signal);
+  return abbrev != nullptr ? abbrev : std::to_string(signal);
+}
+
+std::string signal_full_name(int signal) {
+  return "SIG" + signal_name(signal);
 }
 
 std::optional<int> signal_from_name(const std::string& name) {

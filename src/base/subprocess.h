@@ -73,8 +73,10 @@ private:
   std::optional<ExitStatus> status_;
 };
 
-// The short name of a signal: "TERM", "KILL"; "SIG37" when unknown.
+// The short name of a signal (glibc's sigabbrev_np): "TERM", "WINCH"; "37" when it has none.
 std::string signal_name(int signal);
+// The same with its prefix: "SIGTERM", "SIGWINCH"; "SIG37" when it has none.
+std::string signal_full_name(int signal);
 // The number of "TERM", "SIGTERM", "15"; nullopt when unknown.
 std::optional<int> signal_from_name(const std::string& name);
 

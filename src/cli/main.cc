@@ -11,6 +11,7 @@
 #include "base/exit_code.h"
 #include "base/text.h"
 #include "cli/command.h"
+#include "record/hole.h"
 
 namespace zerodrop::cli {
 namespace {
@@ -29,18 +30,17 @@ constexpr Command kCommands[] = {
     {"sleep", "Sleep N seconds: a preStop delay for distroless and scratch images", setup_sleep},
 };
 
-constexpr const char* kFooter = R"(
-Holes zerodrop names (every report, audit rule and diagnosis uses these ids):
-  deregistration-race  the app stops accepting while routers still send it connections
-  no-drain             the app exits or closes connections with requests in flight
-  grace-overrun        SIGKILL at the end of the grace period cuts the drain
-  keepalive-stale      reused keep-alive connections keep going to a terminating pod
-  readiness-lies       a new pod takes traffic before it can serve
-  capacity-dip         too few serving replicas during the rollout
-  liveness-kills-drain the liveness probe kills the pod while it drains
-
+// The holes come from record::kHoles, the one table every output shares.
+std::string footer() {
+  std::string text =
+      "\nHoles zerodrop names (every report, audit rule and diagnosis uses these ids):\n";
+  for (const record::HoleInfo& h : record::kHoles) {
+    text += fmt::format("  {:<20} {}\n", h.id, h.meaning);
+  }
+  return text + R"(
 Exit codes: 0 ok, 1 the check failed (requests dropped, findings), 2 usage or input error,
 130 interrupted. Run 'zerodrop COMMAND --help' for a command's flags and examples.)";
+}
 
 void suggest_if_unknown(int argc, char** argv) {
   if (argc < 2) {
@@ -105,7 +105,7 @@ int run(int argc, char** argv) {
   CLI::App app{
       "zerodrop: prove a rolling update drops zero requests; name the hole when it does not."};
   app.name("zerodrop");
-  app.footer(kFooter);
+  app.footer(footer());
   app.require_subcommand(1);
   app.set_version_flag("--version", "zerodrop 0.1.0");
   app.get_formatter()->column_width(30);

@@ -18,12 +18,14 @@ namespace {
 
 using record::Hole;
 
-constexpr std::array<std::string_view, 8> kStateNames = {
+constexpr auto kStateNames = std::to_array<std::string_view>({
     "unknown", "starting", "warming", "serving", "prestop", "after_signal", "exited", "killed",
-};
+});
+static_assert(kStateNames.size() == static_cast<size_t>(BackendState::killed) + 1);
 
-constexpr std::array<std::string_view, kPhaseCount> kPhaseNames = {
-    "serving", "before_signal", "after_signal", "after_router_update"};
+constexpr auto kPhaseNames = std::to_array<std::string_view>(
+    {"serving", "before_signal", "after_signal", "after_router_update"});
+static_assert(kPhaseNames.size() == kPhaseCount);
 
 Phase phase_of(const record::RequestRecord& r, const PodLife& life, const Facts& facts) {
   Micros t = r.sent.value_or(r.intended);

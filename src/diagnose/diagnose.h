@@ -116,7 +116,7 @@ enum class Phase : uint8_t {
   after_router_update,  // its router had applied the termination
 };
 
-inline constexpr size_t kPhaseCount = 4;
+inline constexpr size_t kPhaseCount = static_cast<size_t>(Phase::after_router_update) + 1;
 
 std::string_view to_string(Phase phase);
 

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "base/subprocess.h"
+
 namespace zerodrop::diagnose {
 namespace {
 
@@ -29,27 +31,6 @@ struct Group {
   std::vector<const RequestRecord*> requests;
   std::vector<const RequestDiagnosis*> diagnoses;
 };
-
-std::string signal_name(std::optional<int> signal) {
-  switch (signal.value_or(SIGTERM)) {
-    case SIGTERM:
-      return "SIGTERM";
-    case SIGINT:
-      return "SIGINT";
-    case SIGQUIT:
-      return "SIGQUIT";
-    case SIGHUP:
-      return "SIGHUP";
-    case SIGUSR1:
-      return "SIGUSR1";
-    case SIGUSR2:
-      return "SIGUSR2";
-    case SIGKILL:
-      return "SIGKILL";
-    default:
-      return fmt::format("signal {}", *signal);
-  }
-}
 
 std::string classes_text(const std::vector<const RequestRecord*>& requests) {
   std::map<std::string_view, int> counts;
@@ -124,7 +105,8 @@ std::string deregistration_evidence(const Group& g, const Facts& facts) {
                             top.name, classes_text(top.requests));
   std::string from =
       life && life->signal
-          ? fmt::format("{} at {}", signal_name(life->stop_signal), seconds_text(*life->signal))
+          ? fmt::format("{} at {}", signal_full_name(life->stop_signal.value_or(SIGTERM)),
+                        seconds_text(*life->signal))
       : life && life->exited ? fmt::format("its exit at {}", seconds_text(*life->exited))
                              : std::string("its stop");
   auto update = last_update(facts, top.name, top.requests);
@@ -140,16 +122,16 @@ std::string no_drain_evidence(const Group& g, const Facts& facts) {
   std::string how;
   if (life && life->exited) {
     std::string status = life->exit_signal
-                             ? fmt::format("killed by {}", signal_name(life->exit_signal))
+                             ? fmt::format("killed by {}", signal_full_name(*life->exit_signal))
                              : fmt::format("exit code {}", life->exit_code.value_or(0));
     how = fmt::format("when it exited at {} ({})", seconds_text(*life->exited), status);
     if (life->signal) {
       how += fmt::format(", {} after {}", duration_text(*life->exited - *life->signal),
-                         signal_name(life->stop_signal));
+                         signal_full_name(life->stop_signal.value_or(SIGTERM)));
     }
   } else if (life && life->signal) {
-    how =
-        fmt::format("after {} at {}", signal_name(life->stop_signal), seconds_text(*life->signal));
+    how = fmt::format("after {} at {}", signal_full_name(life->stop_signal.value_or(SIGTERM)),
+                      seconds_text(*life->signal));
   }
   return fmt::format("{} in flight at pod {} broke {} ({}){}",
                      counted(top.requests.size(), "request"), top.name, how,

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "http/proxy_failure.h"
+
 namespace zerodrop::diagnose {
 namespace {
 
@@ -264,10 +266,38 @@ RequestDiagnosis without_backend(const RequestRecord& r, const Facts& facts,
           fmt::format("{} with no backend pod recorded", record::to_string(r.outcome))};
 }
 
+// The router answered the request itself (RequestRecord::router_error) for a reason that says
+// nothing about the app: a response it could not parse or would not buffer, or a word this
+// version does not know. Such a failure is the router's, never a hole of the app.
+std::optional<RequestDiagnosis> router_fault(const RequestRecord& r, const Facts& facts) {
+  if (r.router_error.empty()) {
+    return std::nullopt;
+  }
+  auto failure = http::proxy_failure_from_string(r.router_error);
+  if (failure && http::blame(*failure) == http::Blame::upstream) {
+    return std::nullopt;
+  }
+  std::string what = failure == http::ProxyFailure::bad_response ? "could not parse the response"
+                     : failure == http::ProxyFailure::body_too_large
+                         ? "would not buffer a response body that large"
+                         : "failed";
+  std::string from = r.backend.empty() ? "" : fmt::format(" of pod {}", r.backend);
+  const PodLife* life = r.backend.empty() ? nullptr : facts.pod(r.backend);
+  BackendState state = life ? state_at(*life, send_time(r)) : BackendState::unknown;
+  return RequestDiagnosis{
+      0, Hole::unexplained, state, false,
+      fmt::format("{} answered {} itself ({}): it {}{}; the router failed, not the app",
+                  router_name(r), r.status, r.router_error, what, from)};
+}
+
 }  // namespace
 
 RequestDiagnosis attribute(const RequestRecord& r, size_t index, const Facts& facts,
                            const RuleContext& context) {
+  if (auto fault = router_fault(r, facts)) {
+    fault->index = index;
+    return *fault;
+  }
   RequestDiagnosis d;
   const PodLife* life = r.backend.empty() ? nullptr : facts.pod(r.backend);
   if (r.backend.empty()) {
@@ -288,6 +318,10 @@ RequestDiagnosis attribute(const RequestRecord& r, size_t index, const Facts& fa
       }
     }
     d = found ? *found : state_rule(c);
+  }
+  if (!r.router_error.empty()) {
+    // The router's own words for what the upstream did, beside the hole they point to.
+    d.reason += fmt::format(" ({} answered {}: {})", router_name(r), r.status, r.router_error);
   }
   d.index = index;
   return d;

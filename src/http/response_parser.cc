@@ -67,12 +67,21 @@ void for_each_token(std::string_view value, Each each) {
 }  // namespace
 
 ResponseParser::ResponseParser(std::string_view capture_header, ParserLimits limits)
-    : capture_name_(capture_header), limits_(limits) {
-  captured_.reserve(limits_.max_capture);
+    : ResponseParser(std::array<std::string_view, kMaxCaptures>{capture_header, {}}, limits) {}
+
+ResponseParser::ResponseParser(std::array<std::string_view, kMaxCaptures> capture_headers,
+                               ParserLimits limits)
+    : limits_(limits) {
+  for (size_t i = 0; i < kMaxCaptures; ++i) {
+    capture_names_[i] = capture_headers[i];
+    captured_[i].reserve(limits_.max_capture);
+  }
 }
 
 void ResponseParser::reset(BodyAllowed body) {
-  captured_.clear();  // keeps its capacity: no allocation per response
+  for (std::string& value : captured_) {
+    value.clear();  // keeps its capacity: no allocation per response
+  }
   error_ = "";
   bytes_ = remaining_ = content_length_ = 0;
   header_bytes_ = header_count_ = 0;
@@ -221,8 +230,10 @@ void ResponseParser::on_header(std::string_view line) {
 }
 
 void ResponseParser::on_field(std::string_view name, std::string_view value) {
-  if (!capture_name_.empty() && equals_ignore_case(name, capture_name_)) {
-    captured_.assign(value.substr(0, limits_.max_capture));
+  for (size_t i = 0; i < kMaxCaptures; ++i) {
+    if (!capture_names_[i].empty() && equals_ignore_case(name, capture_names_[i])) {
+      captured_[i].assign(value.substr(0, limits_.max_capture));
+    }
   }
   if (equals_ignore_case(name, "content-length")) {
     uint64_t length = 0;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -28,8 +29,13 @@ class ResponseParser {
 public:
   enum class State : uint8_t { incomplete, done, failed };
 
+  static constexpr size_t kMaxCaptures = 2;
+
   // `capture_header` names the header whose value is kept (case-insensitive; empty = none).
   explicit ResponseParser(std::string_view capture_header = {}, ParserLimits limits = {});
+  // Keeps the values of up to kMaxCaptures headers; captured(i) is the value of the i-th.
+  explicit ResponseParser(std::array<std::string_view, kMaxCaptures> capture_headers,
+                          ParserLimits limits = {});
 
   // Prepares for the next response on the connection.
   void reset(BodyAllowed body = BodyAllowed::yes);
@@ -52,7 +58,8 @@ public:
 
   bool keep_alive() const { return keep_alive_; }  // the server allows another request
 
-  std::string_view captured() const { return captured_; }
+  // The value of the `i`-th captured header in the latest response, empty when it had none.
+  std::string_view captured(size_t i = 0) const { return captured_[i]; }
 
   std::string_view error() const { return error_; }  // why it failed, for the record
 
@@ -81,9 +88,9 @@ private:
   void fail(const char* why);
   void complete();
 
-  std::string capture_name_;
+  std::array<std::string, kMaxCaptures> capture_names_;
   ParserLimits limits_;
-  std::string captured_;
+  std::array<std::string, kMaxCaptures> captured_;
   const char* error_ = "";
   uint64_t bytes_ = 0;
   uint64_t remaining_ = 0;  // body or chunk bytes still to come

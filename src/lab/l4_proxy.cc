@@ -28,7 +28,7 @@ void reset(tcp::socket& socket) {
 class L4Session : public std::enable_shared_from_this<L4Session> {
 public:
   L4Session(RouterCore& router, tcp::socket client)
-      : router_(router), client_(std::move(client)), backend_(router.io_), timer_(router.io_) {}
+      : router_(router), client_(std::move(client)), backend_(router.io()), timer_(router.io()) {}
 
   void start() {
     error_code ec;
@@ -42,7 +42,7 @@ public:
     pod_ = endpoint->pod;
     router_.remember_client(client_port, pod_);
     tcp::endpoint to(asio::ip::make_address(endpoint->ip, ec), endpoint->port);
-    timer_.expires_after(router_.options_.connect_timeout);
+    timer_.expires_after(router_.options().connect_timeout);
     timer_.async_wait([self = shared_from_this()](error_code e) {
       if (!e) {
         self->timed_out_ = true;
@@ -138,7 +138,7 @@ public:
   ~L4Router() override { stop(); }
 
   void accept() override {
-    acceptor_.async_accept([this](error_code ec, tcp::socket socket) {
+    acceptor().async_accept([this](error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted) {
         return;
       }

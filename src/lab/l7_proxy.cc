@@ -12,6 +12,7 @@
 #include <boost/beast/http.hpp>
 
 #include "http/idempotent.h"
+#include "http/proxy_exchange.h"
 #include "lab/router_core.h"
 
 namespace zerodrop::lab {
@@ -23,8 +24,17 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using boost::system::error_code;
 
+using zerodrop::http::ProxyFailure;
+
 constexpr size_t kIdlePerBackend = 32;  // ingress-nginx's upstream-keepalive-connections
+// A client connection idle this long is closed. The lab's load keeps its connections busy, so it
+// never meets this limit (no request races the close); it frees connections a client abandoned.
+// Shorter than ingress-nginx's 75 s client keep-alive, as a router in front of it would be.
 constexpr auto kClientIdle = std::chrono::seconds(60);
+// Bodies are buffered whole, one per request in flight, and a lab run keeps hundreds of requests
+// in flight on a small machine: 8 MiB is far above what the lab's load sends (--body; ingress-nginx
+// allows 1 MiB by default) yet keeps a runaway upstream from growing the router without bound.
+// Over it, a request closes the client connection and a response is a body_too_large 502.
 constexpr uint64_t kBodyLimit = 8 * 1024 * 1024;
 
 // One connection to a backend pod, kept in the pool between requests.
@@ -72,7 +82,8 @@ private:
 
 class L7Router;
 
-// One client connection: a backend per request, like an ingress.
+// One client connection: a backend per request, like an ingress. The forwarding itself is
+// http::exchange; choosing the pod, pooling and retrying are this session's policy.
 class L7Session : public std::enable_shared_from_this<L7Session> {
 public:
   L7Session(L7Router& router, tcp::socket client);
@@ -83,21 +94,25 @@ private:
   void attempt();
   void on_connect(error_code ec);
   void send();
-  void on_response(error_code ec);
-  void reply_error(http::status status, const std::string& pod);
+  void on_response(const zerodrop::http::Exchanged& result);
+  void reply_error(zerodrop::http::ProxyFailure failure, const std::string& pod);
   void forward();
   RouterCore& core();
+
+  zerodrop::http::ClientConnection client_connection() const {
+    return client_side_.keep_alive ? zerodrop::http::ClientConnection::keep
+                                   : zerodrop::http::ClientConnection::close;
+  }
 
   L7Router& router_;
   beast::tcp_stream client_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  http::request<http::string_body> request_;
-  std::optional<http::response_parser<http::string_body>> upstream_parser_;
-  http::response<http::string_body> response_;
+  zerodrop::http::ProxyRequest request_;
+  zerodrop::http::ClientSide client_side_;
+  zerodrop::http::ProxyResponse response_;
   std::shared_ptr<Upstream> upstream_;
   std::vector<std::string> tried_;
-  bool client_keep_alive_ = true;
 };
 
 class L7Router final : public RouterCore {
@@ -107,7 +122,7 @@ public:
   ~L7Router() override { stop(); }
 
   void accept() override {
-    acceptor_.async_accept([this](error_code ec, tcp::socket socket) {
+    acceptor().async_accept([this](error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted) {
         return;
       }
@@ -141,10 +156,12 @@ void L7Session::on_request(error_code ec) {
   if (ec) {
     error_code ignored;
     client_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    return;  // the client closed, went idle too long or sent something that is not HTTP/1.1
+    return;  // the client closed, went idle too long or sent something that is not HTTP/1.x
   }
+  client_.expires_never();  // the upstream's timeouts bound the exchange from here on
   request_ = parser_->release();
-  client_keep_alive_ = request_.keep_alive();
+  client_side_ = zerodrop::http::client_side(request_);
+  zerodrop::http::prepare_upstream_request(request_);
   tried_.clear();
   attempt();
 }
@@ -154,9 +171,9 @@ void L7Session::attempt() {
   if (endpoint == nullptr) {
     if (tried_.empty()) {
       core().refused("", "no usable endpoint");
-      reply_error(http::status::service_unavailable, "");
+      reply_error(ProxyFailure::no_endpoint, "");
     } else {
-      reply_error(http::status::bad_gateway, tried_.back());
+      reply_error(ProxyFailure::connect_refused, tried_.back());
     }
     return;
   }
@@ -166,11 +183,11 @@ void L7Session::attempt() {
     send();
     return;
   }
-  upstream_ = std::make_shared<Upstream>(core().io_);
+  upstream_ = std::make_shared<Upstream>(core().io());
   upstream_->pod = endpoint->pod;
   error_code bad;
   tcp::endpoint to(asio::ip::make_address(endpoint->ip, bad), endpoint->port);
-  upstream_->stream.expires_after(core().options_.connect_timeout);
+  upstream_->stream.expires_after(core().options().connect_timeout);
   upstream_->stream.async_connect(
       to, [self = shared_from_this()](error_code e) { self->on_connect(e); });
 }
@@ -184,41 +201,30 @@ void L7Session::on_connect(error_code ec) {
   }
   core().refused(upstream_->pod, ec == beast::error::timeout ? "connect timed out" : ec.message());
   int attempts = static_cast<int>(tried_.size());
-  if (attempts <= core().options_.retries && zerodrop::http::idempotent(request_.method())) {
+  if (attempts <= core().options().retries && zerodrop::http::idempotent(request_.method())) {
     attempt();  // proxy_next_upstream error timeout: another backend
     return;
   }
-  reply_error(http::status::bad_gateway, upstream_->pod);
+  reply_error(zerodrop::http::connect_failure(ec), upstream_->pod);
 }
 
 void L7Session::send() {
-  request_.keep_alive(true);  // upstream connections are pooled whatever the client asked
-  upstream_->stream.expires_after(core().options_.upstream_timeout);
-  http::async_write(
-      upstream_->stream, request_, [self = shared_from_this()](error_code ec, size_t) {
-        if (ec) {
-          self->on_response(ec);
-          return;
-        }
-        self->upstream_parser_.emplace();
-        self->upstream_parser_->body_limit(kBodyLimit);
-        http::async_read(self->upstream_->stream, self->upstream_->buffer, *self->upstream_parser_,
-                         [self](error_code e, size_t) { self->on_response(e); });
-      });
+  zerodrop::http::ProxyLimits limits{kBodyLimit, core().options().upstream_timeout};
+  zerodrop::http::exchange(
+      upstream_->stream, upstream_->buffer, request_, response_, limits,
+      [self = shared_from_this()](zerodrop::http::Exchanged result) { self->on_response(result); });
 }
 
-void L7Session::on_response(error_code ec) {
-  if (ec) {
-    // Reset, early close or timeout of the upstream: the ingress answers 502 for that pod.
+void L7Session::on_response(const zerodrop::http::Exchanged& result) {
+  if (result.failure != ProxyFailure::none) {
+    // Reset, early close, timeout or an unusable response: the ingress answers 502 (504 for a
+    // timeout) for that pod, and says why.
     error_code ignored;
     upstream_->stream.socket().close(ignored);
-    reply_error(
-        ec == beast::error::timeout ? http::status::gateway_timeout : http::status::bad_gateway,
-        upstream_->pod);
+    reply_error(result.failure, upstream_->pod);
     return;
   }
-  response_ = upstream_parser_->release();
-  if (response_.keep_alive()) {
+  if (result.upstream_keep_alive) {
     router_.pool.put(std::move(upstream_));
   } else {
     error_code ignored;
@@ -226,16 +232,21 @@ void L7Session::on_response(error_code ec) {
     upstream_->stream.socket().close(ignored);
     upstream_.reset();
   }
+  // Hop by hop: the upstream's Connection is not passed on; the client's own choice decides.
+  zerodrop::http::prepare_client_response(response_, client_side_, client_connection());
   forward();
 }
 
-void L7Session::reply_error(http::status status, const std::string& pod) {
-  response_ = {status, 11};
-  response_.set(http::field::content_type, "text/plain");
-  response_.body() = std::string(http::obsolete_reason(status)) + "\n";
+void L7Session::reply_error(ProxyFailure failure, const std::string& pod) {
+  http::status status = zerodrop::http::gateway_status(failure);
+  response_ = zerodrop::http::own_response(
+      status, std::string(http::obsolete_reason(status)) + "\n", client_side_, client_connection());
   if (!pod.empty()) {
     response_.set("X-Pod-Name", pod);  // the backend the ingress chose, for the record
   }
+  // Why the router answered itself: the record keeps it, so the diagnosis does not blame the app
+  // for the router's own failure.
+  response_.set(zerodrop::http::kRouterErrorHeader, zerodrop::http::to_string(failure));
   upstream_.reset();
   forward();
 }
@@ -244,20 +255,17 @@ void L7Session::forward() {
   if (!tried_.empty() && response_.find("X-Pod-Name") == response_.end()) {
     response_.set("X-Pod-Name", tried_.back());
   }
-  bool keep_alive = client_keep_alive_;  // hop by hop: the upstream's Connection is not passed on
-  response_.keep_alive(keep_alive);
-  if (request_.method() != http::verb::head) {
-    response_.prepare_payload();
-  }
-  http::async_write(client_, response_,
-                    [self = shared_from_this(), keep_alive](error_code ec, size_t) {
-                      if (ec || !keep_alive) {
-                        error_code ignored;
-                        self->client_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-                        return;
-                      }
-                      self->read();
-                    });
+  bool keep_alive = client_side_.keep_alive;
+  client_.expires_after(kClientIdle);  // a client that stops reading does not hold the session
+  zerodrop::http::write_response(
+      client_, response_, client_side_, [self = shared_from_this(), keep_alive](error_code ec) {
+        if (ec || !keep_alive) {
+          error_code ignored;
+          self->client_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+          return;
+        }
+        self->read();
+      });
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "base/error.h"
+#include "base/listen.h"
 #include "lab/recorder.h"
 #include "lab/router_core.h"
 
@@ -21,23 +21,12 @@ std::unique_ptr<Router> Router::start(const RouterOptions& options, Recorder* re
 }
 
 RouterCore::RouterCore(const RouterOptions& options, Recorder* recorder)
-    : acceptor_(io_), options_(options), recorder_(recorder), rng_(options.seed) {
-  boost::system::error_code ec;
-  tcp::endpoint endpoint(asio::ip::make_address(options.listen_host, ec), options.listen_port);
-  if (ec) {
-    throw Error(
-        fmt::format("router {}: not an IP address: '{}'", options.name, options.listen_host));
-  }
-  acceptor_.open(endpoint.protocol());
-  acceptor_.set_option(asio::socket_base::reuse_address(true));
-  acceptor_.bind(endpoint, ec);
-  if (ec) {
-    throw Error(fmt::format("router {}: cannot listen on {}:{}: {}", options.name,
-                            options.listen_host, options.listen_port, ec.message()));
-  }
-  acceptor_.listen(asio::socket_base::max_listen_connections);
-  port_ = acceptor_.local_endpoint().port();
-}
+    : acceptor_(open_listener(io_, options.listen_host, options.listen_port,
+                              fmt::format("router {}", options.name))),
+      options_(options),
+      recorder_(recorder),
+      port_(acceptor_.local_endpoint().port()),
+      rng_(options.seed) {}
 
 RouterCore::~RouterCore() {
   stop();

@@ -45,13 +45,18 @@ public:
   // Records a failed backend connection (router_refused) for `pod` ("" when none was usable).
   void refused(const std::string& pod, const std::string& why);
 
-  boost::asio::io_context io_;
-  boost::asio::ip::tcp::acceptor acceptor_;
-  RouterOptions options_;
+  boost::asio::io_context& io() { return io_; }
+
+  boost::asio::ip::tcp::acceptor& acceptor() { return acceptor_; }
+
+  const RouterOptions& options() const { return options_; }
 
 private:
   void apply(const EndpointChange& change);
 
+  boost::asio::io_context io_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  RouterOptions options_;
   Recorder* recorder_;
   uint16_t port_ = 0;
   EndpointTable table_;

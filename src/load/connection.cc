@@ -8,6 +8,7 @@
 #include <boost/asio/write.hpp>
 #include <fmt/format.h>
 
+#include "http/proxy_failure.h"
 #include "load/plan.h"
 #include "load/worker.h"
 
@@ -50,7 +51,7 @@ Connection::Connection(Worker& worker, const Plan& plan, asio::io_context& io)
       plan_(plan),
       io_(io),
       socket_(io),
-      parser_(worker.options().backend_header),
+      parser_({worker.options().backend_header, http::kRouterErrorHeader}),
       buffer_(new char[kBufferSize]),
       head_(new char[plan.max_head]) {
   error_.reserve(64);

@@ -63,7 +63,10 @@ public:
 
   uint16_t local_port() const { return local_port_; }
 
-  std::string_view backend() const { return parser_.captured(); }
+  std::string_view backend() const { return parser_.captured(0); }
+
+  // Why the lab's router answered itself (http::kRouterErrorHeader), empty for an app's answer.
+  std::string_view router_error() const { return parser_.captured(1); }
 
   std::string_view error() const { return error_; }
 

@@ -268,6 +268,7 @@ void Worker::fill_record(const Connection& c, record::Outcome outcome, int statu
   record_.target = c.request().target;
   record_.local_port = c.local_port();
   record_.backend.assign(c.backend());
+  record_.router_error.assign(c.router_error());
   record_.error.assign(c.error());
 }
 

@@ -26,9 +26,11 @@ enum class Outcome : uint8_t {
   protocol_error,  // a response that is not valid HTTP/1.1, or exceeds the engine's bounds
 };
 
-inline constexpr size_t kOutcomeCount = 15;
+inline constexpr size_t kOutcomeCount = static_cast<size_t>(Outcome::protocol_error) + 1;
 
-inline constexpr std::array<std::string_view, kOutcomeCount> kOutcomeNames = {
+// std::to_array takes its size from the list, so a missing name fails the static_assert below
+// instead of becoming an empty string.
+inline constexpr auto kOutcomeNames = std::to_array<std::string_view>({
     "ok",
     "connect_refused",
     "connect_timeout",
@@ -44,7 +46,8 @@ inline constexpr std::array<std::string_view, kOutcomeCount> kOutcomeNames = {
     "http_5xx",
     "http_4xx",
     "protocol_error",
-};
+});
+static_assert(kOutcomeNames.size() == kOutcomeCount, "one name per Outcome");
 
 constexpr std::string_view to_string(Outcome o) { return kOutcomeNames[static_cast<size_t>(o)]; }
 

@@ -16,7 +16,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 19> kEventNames = {
+constexpr auto kEventNames = std::to_array<std::string_view>({
     "pod_created",
     "pod_started",
     "pod_ready",
@@ -36,7 +36,7 @@ constexpr std::array<std::string_view, 19> kEventNames = {
     "rollout_step",
     "rollout_finished",
     "note",
-};
+});
 static_assert(kEventNames.size() == static_cast<size_t>(EventKind::note) + 1);
 
 json to_json(const Conditions& c) {
@@ -154,6 +154,7 @@ RequestRecord request_from_json(const json& j) {
   r.router = j.value("router", "");
   r.backend = j.value("backend", "");
   r.error = j.value("error", "");
+  r.router_error = j.value("router_error", "");
   return r;
 }
 
@@ -261,6 +262,9 @@ void write_ndjson(std::ostream& out, const RequestRecord& r) {
   }
   if (!r.error.empty()) {
     j["error"] = r.error;
+  }
+  if (!r.router_error.empty()) {
+    j["router_error"] = r.router_error;
   }
   out << j.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
 }

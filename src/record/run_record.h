@@ -84,6 +84,8 @@ struct RequestRecord {
   std::string router;       // the router (node) it went through, when known
   std::string backend;      // the pod that answered or that the router chose, when known
   std::string error;        // the system's words for a transport failure ("connection refused")
+  std::string router_error;  // why the router answered itself (502/503/504), in
+                             // http::ProxyFailure's words ("upstream_timeout"); empty otherwise
 };
 
 // Aggregated counts for engines that do not keep single records (the simulator).

@@ -2,10 +2,12 @@
 // (the kubelet's fast clock), each router's apply time of each termination (the slow one), and
 // beneath them the requests per time bucket with failures stacked by hole.
 #include <algorithm>
+#include <csignal>
 #include <ostream>
 
 #include <fmt/format.h>
 
+#include "base/subprocess.h"
 #include "report/html_parts.h"
 #include "report/report.h"
 #include "report/timeline.h"
@@ -15,9 +17,6 @@ namespace {
 
 using diagnose::Diagnosis;
 using diagnose::PodLife;
-
-constexpr std::array<const char*, record::kHoleCount> kHoleFill = {
-    "#d32f2f", "#8e24aa", "#f57c00", "#0097a7", "#1e88e5", "#fbc02d", "#6d4c41", "#757575"};
 
 constexpr double kWidth = 1000, kLeft = 150, kRight = 980, kRow = 22, kChart = 150;
 
@@ -63,7 +62,7 @@ void pod_bar(std::ostream& out, const Scale& sc, const PodLife& p, double y, Mic
   segment(out, sc, y, p.deletion, first_of({p.signal, p.kill, p.exited, end}), "prestop",
           p.name + " preStop");
   segment(out, sc, y, p.signal, first_of({p.kill, p.exited, end}), "signalled",
-          p.name + " after " + signal_name(p.stop_signal));
+          p.name + " after " + signal_full_name(p.stop_signal.value_or(SIGTERM)));
   if (p.kill) {
     segment(out, sc, y, p.kill, std::max(*p.kill, p.exited.value_or(*p.kill)), "killed",
             p.name + " SIGKILL");
@@ -110,7 +109,8 @@ void request_chart(std::ostream& out, const Scale& sc, const std::vector<Bucket>
   for (const Bucket& b : buckets) {
     double x = sc.x(b.start), w = std::max(1.0, sc.x(b.start + b.width) - x - 1);
     double y = bottom;
-    auto stack = [&](uint64_t n, const std::string& cls, const char* fill, const std::string& t) {
+    auto stack = [&](uint64_t n, const std::string& cls, std::string_view fill,
+                     const std::string& t) {
       if (n == 0) {
         return;
       }
@@ -123,7 +123,7 @@ void request_chart(std::ostream& out, const Scale& sc, const std::vector<Bucket>
     stack(b.requests - b.failed, "ok", "#a5d6a7", "ok");
     for (size_t h = 0; h < record::kHoleCount; ++h) {
       std::string id(record::to_string(static_cast<record::Hole>(h)));
-      stack(b.by_hole[h], "fail hole-" + id, kHoleFill[h], id);
+      stack(b.by_hole[h], "fail hole-" + id, record::kHoles[h].html_colour, id);
     }
   }
   out << "</g>\n";
@@ -219,8 +219,8 @@ void write_chart(std::ostream& out, const record::RunRecord& run, const Diagnosi
       << R"(</span>router applies the termination<br>)";
   out << R"(<span style="background:#a5d6a7"></span>ok)";
   for (size_t h = 0; h < record::kHoleCount; ++h) {
-    out << fmt::format(R"(<span style="background:{}"></span>{})", kHoleFill[h],
-                       record::to_string(static_cast<record::Hole>(h)));
+    out << fmt::format(R"(<span style="background:{}"></span>{})", record::kHoles[h].html_colour,
+                       record::kHoles[h].id);
   }
   out << "</p>\n";
 }
@@ -249,7 +249,7 @@ std::string escape(std::string_view text) {
 }
 
 std::string_view hole_colour(record::Hole h) {
-  return kHoleFill[static_cast<size_t>(h)];
+  return record::info(h).html_colour;
 }
 
 }  // namespace zerodrop::report

@@ -124,6 +124,16 @@ ordered_json failure_json(const record::RunRecord& run, const diagnose::RequestD
           {"error", r.error}};
 }
 
+// failure_json, with `router_error` when the router answered the request itself (optional).
+ordered_json failure_json_with_router(const record::RunRecord& run,
+                                      const diagnose::RequestDiagnosis& f) {
+  ordered_json j = failure_json(run, f);
+  if (const std::string& why = run.requests[f.index].router_error; !why.empty()) {
+    j["router_error"] = why;
+  }
+  return j;
+}
+
 ordered_json hole_json(const diagnose::HoleSummary& h) {
   return {{"id", record::to_string(h.hole)},
           {"requests", h.requests},
@@ -195,7 +205,7 @@ void write_json(std::ostream& out, const record::RunRecord& run, const diagnose:
   }
   j["failed_requests"] = ordered_json::array();
   for (const diagnose::RequestDiagnosis& f : d.failures) {
-    j["failed_requests"].push_back(failure_json(run, f));
+    j["failed_requests"].push_back(failure_json_with_router(run, f));
   }
   j["timeline"] = timeline_json(run, d);
   out << j.dump(2, ' ', false, json::error_handler_t::replace) << '\n';

@@ -19,11 +19,6 @@ namespace {
 using diagnose::Diagnosis;
 using record::Hole;
 
-constexpr std::array<char, record::kHoleCount> kHoleLetters = {'D', 'N', 'G', 'K',
-                                                               'R', 'C', 'L', '?'};
-constexpr std::array<const char*, record::kHoleCount> kHoleColours = {"31", "35", "33", "36",
-                                                                      "34", "93", "91", "37"};
-
 // Display columns of UTF-8 text without escape sequences: one per code point.
 size_t columns(const std::string& text) {
   size_t n = 0;
@@ -38,7 +33,7 @@ struct Style {
   bool colour = false;
   int width = 100;
 
-  std::string paint(const std::string& text, const char* code) const {
+  std::string paint(const std::string& text, std::string_view code) const {
     return colour ? fmt::format("\x1b[{}m{}\x1b[0m", code, text) : text;
   }
 
@@ -81,7 +76,7 @@ std::string wrap(const std::string& text, const std::string& indent, int width) 
 }
 
 std::string hole_name(Hole h, const Style& s) {
-  return s.paint(std::string(record::to_string(h)), kHoleColours[static_cast<size_t>(h)]);
+  return s.paint(std::string(record::to_string(h)), record::info(h).ansi_colour);
 }
 
 void print_header(std::ostream& out, const Diagnosis& d, const Style& s) {
@@ -215,7 +210,8 @@ std::pair<std::string, int> timeline_bar(const Bucket& b, uint64_t most, const S
     }
     int cols = std::max<int>(1, static_cast<int>(b.by_hole[h] * kBar / most));
     cols = std::max(0, std::min(cols, kBar + 2 - used));
-    bar += s.paint(std::string(static_cast<size_t>(cols), kHoleLetters[h]), kHoleColours[h]);
+    bar += s.paint(std::string(static_cast<size_t>(cols), record::kHoles[h].letter),
+                   record::kHoles[h].ansi_colour);
     used += cols;
   }
   return {bar, used};
@@ -246,7 +242,7 @@ void print_timeline_head(std::ostream& out, Micros width, const Style& s) {
       << '\n';
   std::string legend;
   for (size_t h = 0; h < record::kHoleCount; ++h) {
-    legend += fmt::format("{}{}={}", legend.empty() ? "" : " ", kHoleLetters[h],
+    legend += fmt::format("{}{}={}", legend.empty() ? "" : " ", record::kHoles[h].letter,
                           record::to_string(static_cast<Hole>(h)));
   }
   out << s.dim(wrap(legend, "  ", s.width));

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "base/subprocess.h"
+
 namespace zerodrop::report {
 namespace {
 
@@ -28,9 +30,9 @@ void add_pod_marks(const diagnose::PodLife& p, std::vector<Mark>& out) {
   add(p.ready, "Ready");
   add(p.deletion, "deleted");
   add(p.prestop_started, "preStop");
-  add(p.signal, signal_name(p.stop_signal));
+  add(p.signal, signal_full_name(p.stop_signal.value_or(SIGTERM)));
   add(p.kill, "SIGKILL");
-  std::string exit = p.exit_signal ? fmt::format("exited ({})", signal_name(p.exit_signal))
+  std::string exit = p.exit_signal ? fmt::format("exited ({})", signal_full_name(*p.exit_signal))
                                    : fmt::format("exited ({})", p.exit_code.value_or(0));
   add(p.exited, exit);
   for (Micros t : p.liveness_restarts) {
@@ -42,23 +44,6 @@ void add_pod_marks(const diagnose::PodLife& p, std::vector<Mark>& out) {
 
 std::string seconds(Micros t) {
   return fmt::format("{:.2f}", std::chrono::duration<double>(t).count());
-}
-
-std::string signal_name(std::optional<int> signal) {
-  switch (signal.value_or(SIGTERM)) {
-    case SIGTERM:
-      return "SIGTERM";
-    case SIGKILL:
-      return "SIGKILL";
-    case SIGINT:
-      return "SIGINT";
-    case SIGQUIT:
-      return "SIGQUIT";
-    case SIGHUP:
-      return "SIGHUP";
-    default:
-      return fmt::format("signal {}", *signal);
-  }
 }
 
 Micros run_end(const record::RunRecord& run) {

@@ -41,9 +41,6 @@ struct Mark {
 // Pod lifecycle moments, router terminations and rollout steps, in time order.
 std::vector<Mark> marks(const record::RunRecord& run, const diagnose::Diagnosis& diagnosis);
 
-// "SIGTERM", "SIGKILL", "signal 10".
-std::string signal_name(std::optional<int> signal);
-
 // A bucket width giving at most `max_buckets` over `span`: 0.1 s, 0.2 s, 0.5 s, 1 s, 2 s, 5 s …
 Micros nice_width(Micros span, int max_buckets);
 

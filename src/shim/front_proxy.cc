@@ -1,14 +1,14 @@
 #include "shim/front_proxy.h"
 
-#include <fcntl.h>
-
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/listen.h"
 #include "http/idempotent.h"
+#include "http/proxy_exchange.h"
 #include "shim/accept_loop.h"
 #include "zerodrop/lifecycle/beast.h"
 #include "zerodrop/lifecycle/shutdown.h"
@@ -23,11 +23,24 @@ using tcp = asio::ip::tcp;
 using Request = http::request<http::string_body>;
 using Response = http::response<http::string_body>;
 
+using zerodrop::http::ProxyFailure;
+
+// Bodies are buffered whole. zerodrop run fronts a real app, where uploads of tens of MiB are
+// ordinary, so the bound is generous; it exists so that one client cannot take the memory of a
+// pod's shim. Over it, a request gets 400 and a response 502.
 constexpr std::uint64_t kBodyLimit = 64 * 1024 * 1024;
+// nginx's proxy_read_timeout default: an app that has not answered in a minute is stuck.
 constexpr auto kUpstreamTimeout = std::chrono::seconds(60);
+// Longer than the idle timeout of what usually sits in front of a pod (ingress-nginx's upstream
+// keep-alive 60 s, an AWS ALB's 60 s): the side in front, not the app's proxy, closes an idle
+// connection, because a close from the server's side races the next request sent on it.
 constexpr auto kClientIdleTimeout = std::chrono::minutes(5);
 
-// One client connection and its upstream connection.
+// Whether a request may be sent again on a fresh upstream connection after the reused one failed.
+enum class Retry { once, never };
+
+// One client connection and its upstream connection. The forwarding itself is http::exchange;
+// the one upstream per client and the retry on a reused connection are this session's policy.
 class ProxySession : public std::enable_shared_from_this<ProxySession> {
 public:
   ProxySession(tcp::socket client, FrontProxy::Impl& proxy);
@@ -36,10 +49,10 @@ public:
 private:
   void read_request();
   void on_request(beast::error_code ec);
-  void forward(bool retry_allowed);
-  void read_upstream(bool retry_allowed);
-  void on_upstream_failure(bool retry_allowed, bool got_bytes);
-  void respond(Response response);
+  void forward(Retry retry);
+  void send(Retry retry);
+  void on_exchanged(Retry retry, const zerodrop::http::Exchanged& result);
+  void respond();
   void close_client();
   void close_upstream();
 
@@ -49,8 +62,9 @@ private:
   beast::flat_buffer client_buffer_;
   beast::flat_buffer upstream_buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  std::optional<http::response_parser<http::string_body>> upstream_parser_;
   Request request_;
+  zerodrop::http::ClientSide client_side_;
+  Response response_;
   bool upstream_open_ = false;
   bool upstream_reused_ = false;
   std::optional<lifecycle::Connection> connection_;
@@ -100,101 +114,86 @@ void ProxySession::on_request(beast::error_code ec) {
   if (ec) {
     if (ec != http::error::end_of_stream && ec != asio::error::operation_aborted
         && ec != asio::error::connection_reset && ec != beast::error::timeout) {
-      Response bad(http::status::bad_request, 11);
-      bad.body() = "bad request: " + ec.message() + "\n";
-      bad.prepare_payload();
-      bad.keep_alive(false);
-      return respond(std::move(bad));
+      zerodrop::http::ClientSide side{};  // the request is unreadable: an HTTP/1.1 answer
+      response_ = zerodrop::http::own_response(http::status::bad_request,
+                                               "bad request: " + ec.message() + "\n", side,
+                                               zerodrop::http::ClientConnection::close);
+      client_side_ = side;
+      return respond();
     }
     return close_client();
   }
   connection_->set_idle(false);
   client_.expires_never();
   request_ = parser_->release();
+  client_side_ = zerodrop::http::client_side(request_);
+  zerodrop::http::prepare_upstream_request(request_);
   work_ = proxy_.shutdown.enter();
-  forward(zerodrop::http::idempotent(request_.method()));
+  forward(zerodrop::http::idempotent(request_.method()) ? Retry::once : Retry::never);
 }
 
-void ProxySession::forward(bool retry_allowed) {
-  auto send = [self = shared_from_this(), retry_allowed] {
-    auto message = std::make_shared<Request>(self->request_);
-    message->keep_alive(true);
-    message->prepare_payload();
-    self->upstream_.expires_after(kUpstreamTimeout);
-    http::async_write(self->upstream_, *message,
-                      [self, message, retry_allowed](beast::error_code ec, std::size_t) {
-                        if (ec) {
-                          return self->on_upstream_failure(retry_allowed, false);
-                        }
-                        self->read_upstream(retry_allowed);
-                      });
-  };
+void ProxySession::forward(Retry retry) {
   if (upstream_open_) {
     upstream_reused_ = true;
-    return send();
+    return send(retry);
   }
   upstream_reused_ = false;
   upstream_.expires_after(kUpstreamTimeout);
-  upstream_.async_connect(proxy_.upstream, [self = shared_from_this(), send](beast::error_code ec) {
+  upstream_.async_connect(proxy_.upstream, [self = shared_from_this()](beast::error_code ec) {
     if (ec) {
-      return self->on_upstream_failure(false, false);
+      return self->on_exchanged(Retry::never, {zerodrop::http::connect_failure(ec)});
     }
     self->upstream_open_ = true;
-    send();
+    self->send(Retry::never);
   });
 }
 
-void ProxySession::read_upstream(bool retry_allowed) {
-  upstream_parser_.emplace();
-  upstream_parser_->body_limit(kBodyLimit);
-  upstream_parser_->skip(request_.method() == http::verb::head);
-  http::async_read(upstream_, upstream_buffer_, *upstream_parser_,
-                   [self = shared_from_this(), retry_allowed](beast::error_code ec, std::size_t n) {
-                     if (ec) {
-                       return self->on_upstream_failure(retry_allowed, n > 0);
-                     }
-                     Response response = self->upstream_parser_->release();
-                     if (!response.keep_alive()) {
-                       self->close_upstream();
-                     }
-                     // Hop-by-hop: the client connection's fate is decided here, not upstream.
-                     response.erase(http::field::connection);
-                     response.erase("Keep-Alive");
-                     self->respond(std::move(response));
-                   });
+void ProxySession::send(Retry retry) {
+  zerodrop::http::exchange(
+      upstream_, upstream_buffer_, request_, response_, {kBodyLimit, kUpstreamTimeout},
+      [self = shared_from_this(), retry](auto result) { self->on_exchanged(retry, result); });
 }
 
-void ProxySession::on_upstream_failure(bool retry_allowed, bool got_bytes) {
+void ProxySession::on_exchanged(Retry retry, const zerodrop::http::Exchanged& result) {
+  if (result.failure == ProxyFailure::none) {
+    if (!result.upstream_keep_alive) {
+      close_upstream();
+    }
+    // An app that closes its connection asks for the client's to close too; otherwise the
+    // client connection's fate is decided here (respond), not upstream.
+    auto connection = result.upstream_keep_alive ? zerodrop::http::ClientConnection::keep
+                                                 : zerodrop::http::ClientConnection::close;
+    zerodrop::http::prepare_client_response(response_, client_side_, connection);
+    return respond();
+  }
   bool was_reused = upstream_reused_;
   close_upstream();
   // A kept-alive upstream connection closed by the app while idle: try once on a new one.
-  if (retry_allowed && was_reused && !got_bytes) {
-    return forward(false);
+  if (retry == Retry::once && was_reused && !result.got_bytes) {
+    return forward(Retry::never);
   }
-  Response bad(http::status::bad_gateway, request_.version());
-  bad.set(http::field::content_type, "text/plain");
-  bad.body() = "zerodrop run: upstream failed\n";
-  bad.prepare_payload();
-  bad.keep_alive(false);
-  respond(std::move(bad));
+  // Every failure is a 502 here (a timeout too): the contract of zerodrop run's proxy.
+  response_ =
+      zerodrop::http::own_response(http::status::bad_gateway, "zerodrop run: upstream failed\n",
+                                   client_side_, zerodrop::http::ClientConnection::close);
+  respond();
 }
 
-void ProxySession::respond(Response response) {
-  bool keep = request_.keep_alive() && response.keep_alive() && proxy_.shutdown.keep_connection();
-  response.keep_alive(keep);
-  response.version(request_.version() == 10 ? 10 : 11);
-  auto message = std::make_shared<Response>(std::move(response));
-  http::async_write(client_, *message,
-                    [self = shared_from_this(), message, keep](beast::error_code ec, std::size_t) {
-                      self->work_.reset();
-                      if (ec || !keep) {
-                        if (!ec) {
-                          self->connection_->closing_after_response();
-                        }
-                        return self->close_client();
-                      }
-                      self->read_request();
-                    });
+void ProxySession::respond() {
+  bool keep =
+      client_side_.keep_alive && response_.keep_alive() && proxy_.shutdown.keep_connection();
+  response_.keep_alive(keep);
+  zerodrop::http::write_response(client_, response_, client_side_,
+                                 [self = shared_from_this(), keep](beast::error_code ec) {
+                                   self->work_.reset();
+                                   if (ec || !keep) {
+                                     if (!ec) {
+                                       self->connection_->closing_after_response();
+                                     }
+                                     return self->close_client();
+                                   }
+                                   self->read_request();
+                                 });
 }
 
 void ProxySession::close_client() {
@@ -223,25 +222,8 @@ tcp::endpoint endpoint_of(const ListenAddress& address, const char* what) {
 
 FrontProxy::FrontProxy(asio::io_context& io, lifecycle::Shutdown& shutdown,
                        const ListenAddress& listen, const ListenAddress& upstream)
-    : impl_(std::make_shared<Impl>(
-        Impl{io, shutdown, endpoint_of(upstream, "--to"), tcp::acceptor(io)})) {
-  tcp::endpoint endpoint = endpoint_of(listen, "--listen");
-  beast::error_code ec;
-  impl_->acceptor.open(endpoint.protocol(), ec);
-  if (!ec) {
-    // Not inherited by the app (Asio opens sockets without SOCK_CLOEXEC): an app holding our
-    // listener open would keep it accepting after we close it.
-    ::fcntl(impl_->acceptor.native_handle(), F_SETFD, FD_CLOEXEC);
-    impl_->acceptor.set_option(asio::socket_base::reuse_address(true));
-    impl_->acceptor.bind(endpoint, ec);
-  }
-  if (!ec) {
-    impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  }
-  if (ec) {
-    throw Error(fmt::format("--listen: cannot listen on {}:{}: {}", listen.host, listen.port,
-                            ec.message()));
-  }
+    : impl_(std::make_shared<Impl>(Impl{io, shutdown, endpoint_of(upstream, "--to"),
+                                        open_listener(io, listen.host, listen.port, "--listen")})) {
   lifecycle::close_when_draining(shutdown, impl_->acceptor);
   impl_->accept();
 }

@@ -1,7 +1,5 @@
 #include "shim/ready_server.h"
 
-#include <fcntl.h>
-
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -9,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/listen.h"
 #include "shim/accept_loop.h"
 #include "zerodrop/lifecycle/beast.h"
 #include "zerodrop/lifecycle/shutdown.h"
@@ -166,27 +165,9 @@ HttpUrl parse_http_url(const std::string& text, const std::string& what) {
 
 ReadyServer::ReadyServer(asio::io_context& io, const lifecycle::Shutdown& shutdown,
                          const ListenAddress& listen, std::optional<HttpUrl> app_ready)
-    : impl_(std::make_shared<Impl>(Impl{io, shutdown, std::move(app_ready), tcp::acceptor(io)})) {
-  beast::error_code ec;
-  auto address = asio::ip::make_address(listen.host, ec);
-  tcp::endpoint endpoint(address, listen.port);
-  if (!ec) {
-    impl_->acceptor.open(endpoint.protocol(), ec);
-  }
-  if (!ec) {
-    // Not inherited by the app (Asio opens sockets without SOCK_CLOEXEC): an app holding our
-    // listener open would keep it accepting after we close it.
-    ::fcntl(impl_->acceptor.native_handle(), F_SETFD, FD_CLOEXEC);
-    impl_->acceptor.set_option(asio::socket_base::reuse_address(true));
-    impl_->acceptor.bind(endpoint, ec);
-  }
-  if (!ec) {
-    impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  }
-  if (ec) {
-    throw Error(fmt::format("--ready-port: cannot listen on {}:{}: {}", listen.host, listen.port,
-                            ec.message()));
-  }
+    : impl_(
+        std::make_shared<Impl>(Impl{io, shutdown, std::move(app_ready),
+                                    open_listener(io, listen.host, listen.port, "--ready-port")})) {
   impl_->accept();
 }
 

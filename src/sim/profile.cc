@@ -1,15 +1,16 @@
 #include "sim/profile.h"
 
 #include <array>
+#include <filesystem>
 #include <functional>
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include "base/duration.h"
 #include "base/error.h"
 #include "base/parse.h"
 #include "base/text.h"
+#include "kube/yaml_file.h"
 
 namespace zerodrop::sim {
 namespace {
@@ -184,27 +185,28 @@ Profile builtin(std::string_view name) {
 }
 
 // Flattens nested maps into dotted keys: {kubeProxy: {burst: 2}} -> "kubeProxy.burst".
-void flatten(const YAML::Node& node, const std::string& prefix,
-             std::vector<std::pair<std::string, YAML::Node>>& out) {
-  for (const auto& item : node) {
-    std::string key = prefix + item.first.as<std::string>();
-    if (item.second.IsMap()) {
-      flatten(item.second, key + ".", out);
+void flatten(const kube::YamlFile& file, const kube::YamlNode& map, const std::string& prefix,
+             std::vector<std::pair<std::string, const kube::YamlNode*>>& out) {
+  for (auto [key_node, value] : file.entries(map, "expected a map of profile settings")) {
+    std::string key = prefix + file.scalar(*key_node, "a key");
+    if (value->is_map()) {
+      flatten(file, *value, key + ".", out);
     } else {
-      out.emplace_back(key, item.second);
+      out.emplace_back(key, value);
     }
   }
 }
 
-void apply_key(Profile& profile, const std::string& path, const std::string& key,
-               const YAML::Node& value) {
-  std::string what = fmt::format("{}: line {}: {}", path, value.Mark().line + 1, key);
+void apply_key(Profile& profile, const kube::YamlFile& file, const std::string& key,
+               const kube::YamlNode& value) {
+  std::string what =
+      fmt::format("{}: line {}: {}", file.path(), kube::YamlFile::mark(value).line, key);
   for (const Key& k : keys()) {
     if (k.name == key) {
-      if (!value.IsScalar()) {
+      if (!value.is_scalar()) {
         throw Error(what + ": expected a single value");
       }
-      k.set(profile, value.Scalar(), what);
+      k.set(profile, value.scalar, what);
       return;
     }
   }
@@ -214,24 +216,24 @@ void apply_key(Profile& profile, const std::string& path, const std::string& key
 }
 
 Profile load_yaml(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) {
     throw Error(fmt::format("cannot read profile {}", path));
-  } catch (const YAML::Exception& e) {
-    throw Error(fmt::format("{}: line {}: {}", path, e.mark.line + 1, e.msg));
   }
-  if (!root.IsMap()) {
-    throw Error(fmt::format("{}: expected a map of profile settings", path));
+  kube::YamlFile file(path);
+  std::vector<std::pair<std::string, const kube::YamlNode*>> items;
+  flatten(file, file.root(), "", items);
+  std::string base = "gke";
+  for (const auto& [key, value] : items) {
+    if (key == "base") {
+      base = file.scalar(*value, "a profile name");
+    }
   }
-  Profile profile = builtin(root["base"] ? root["base"].as<std::string>() : "gke");
+  Profile profile = builtin(base);
   profile.name = path;
-  std::vector<std::pair<std::string, YAML::Node>> items;
-  flatten(root, "", items);
   for (const auto& [key, value] : items) {
     if (key != "base") {
-      apply_key(profile, path, key, value);
+      apply_key(profile, file, key, *value);
     }
   }
   return profile;

@@ -1,16 +1,18 @@
 #include "audit/output.h"
 
+#include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <yaml-cpp/yaml.h>
 
 #include "audit/rule.h"
 #include "audit_testing.h"
 #include "base/error.h"
+#include "kube/yaml_tree.h"
 
 namespace zerodrop::audit {
 namespace {
@@ -26,6 +28,62 @@ constexpr const char* kBare = R"(          image: gcr.io/distroless/static
           readinessProbe: {tcpSocket: {port: http}}
           livenessProbe: {httpGet: {path: /healthz, port: http}, periodSeconds: 2, failureThreshold: 2}
 )";
+
+using kube::detail::YamlNode;
+
+// The non-empty documents of a multi-document text, read by the parser the auditor uses (the
+// patches must be YAML that parser and kubectl accept).
+struct YamlDocs {
+  explicit YamlDocs(const std::string& text) {
+    std::istringstream in(text);
+    std::string chunk;
+    auto flush = [&] {
+      auto doc = std::make_unique<kube::detail::YamlDocument>();
+      doc->parse(chunk);
+      if (doc->root() != nullptr && !doc->root()->is_null()) {
+        docs.push_back(std::move(doc));
+      }
+      chunk.clear();
+    };
+    for (std::string line; std::getline(in, line);) {
+      if (line == "---") {
+        flush();
+      } else {
+        chunk += line + "\n";
+      }
+    }
+    flush();
+  }
+
+  std::vector<std::unique_ptr<kube::detail::YamlDocument>> docs;
+};
+
+// The node at a dotted path ("spec.containers.0.name": a number indexes a list); null if absent.
+const YamlNode* at(const YamlNode* node, std::string_view path) {
+  while (node != nullptr && !path.empty()) {
+    std::string_view step = path.substr(0, path.find('.'));
+    path.remove_prefix(std::min(path.size(), step.size() + 1));
+    size_t index = 0;
+    const YamlNode* next = nullptr;
+    if (node->is_sequence()
+        && std::from_chars(step.data(), step.data() + step.size(), index).ec == std::errc{}) {
+      next = index < node->items.size() ? node->items[index] : nullptr;
+    } else if (node->is_map()) {
+      for (size_t i = 0; i + 1 < node->items.size(); i += 2) {
+        if (node->items[i]->scalar == step) {
+          next = node->items[i + 1];
+        }
+      }
+    }
+    node = next;
+  }
+  return node;
+}
+
+std::string scalar_at(const YamlNode* node, std::string_view path) {
+  const YamlNode* n = at(node, path);
+  return n != nullptr && n->is_scalar() ? n->scalar : "(no scalar at " + std::string(path) + ")";
+}
 
 std::string render(void (*write)(const Report&, std::ostream&), const Report& r) {
   std::ostringstream out;
@@ -92,17 +150,18 @@ TEST(Fix, PatchClosesTheHolesAndParsesAsYaml) {
       out);
   std::string text = out.str();
   EXPECT_NE(text.find("# closes: prestop-missing (app)"), std::string::npos) << text;
-  std::vector<YAML::Node> docs = YAML::LoadAll(text);
-  ASSERT_EQ(docs.size(), 2u) << text;  // the Deployment patch and a new PDB? no: 1 replica
-  YAML::Node spec = docs[0]["spec"]["template"]["spec"];
-  EXPECT_EQ(spec["terminationGracePeriodSeconds"].as<int>(), 12);  // 5 + 5 + 2
-  YAML::Node c = spec["containers"][0];
-  EXPECT_EQ(c["name"].as<std::string>(), "app");
-  EXPECT_EQ(c["lifecycle"]["preStop"]["sleep"]["seconds"].as<int>(), 5);
-  EXPECT_TRUE(c["readinessProbe"]["tcpSocket"].IsNull());
-  EXPECT_EQ(c["readinessProbe"]["httpGet"]["port"].as<std::string>(), "http");
-  EXPECT_EQ(c["livenessProbe"]["periodSeconds"].as<int>(), 10);
-  EXPECT_EQ(docs[0]["spec"]["replicas"].as<int>(), 2);
+  YamlDocs yaml(text);
+  ASSERT_EQ(yaml.docs.size(), 2u) << text;  // the Deployment patch and a new PDB? no: 1 replica
+  const YamlNode* spec = at(yaml.docs[0]->root(), "spec.template.spec");
+  EXPECT_EQ(scalar_at(spec, "terminationGracePeriodSeconds"), "12");  // 5 + 5 + 2
+  const YamlNode* c = at(spec, "containers.0");
+  EXPECT_EQ(scalar_at(c, "name"), "app");
+  EXPECT_EQ(scalar_at(c, "lifecycle.preStop.sleep.seconds"), "5");
+  const YamlNode* tcp = at(c, "readinessProbe.tcpSocket");
+  EXPECT_TRUE(tcp == nullptr || tcp->is_null());
+  EXPECT_EQ(scalar_at(c, "readinessProbe.httpGet.port"), "http");
+  EXPECT_EQ(scalar_at(c, "livenessProbe.periodSeconds"), "10");
+  EXPECT_EQ(scalar_at(yaml.docs[0]->root(), "spec.replicas"), "2");
 }
 
 TEST(Fix, OlderKubernetesGetsExecAndDistrolessGetsZerodropSleep) {
@@ -110,9 +169,16 @@ TEST(Fix, OlderKubernetesGetsExecAndDistrolessGetsZerodropSleep) {
   o.kube_version = parse_kube_version("1.29", "--k8s-version");
   std::ostringstream out;
   write_patches(audit_text(service() + deployment(kBare)), o, out);
-  YAML::Node c = YAML::LoadAll(out.str())[0]["spec"]["template"]["spec"]["containers"][0];
-  auto command = c["lifecycle"]["preStop"]["exec"]["command"].as<std::vector<std::string>>();
-  EXPECT_EQ(command, (std::vector<std::string>{"/zerodrop", "sleep", "5"}));
+  YamlDocs yaml(out.str());
+  ASSERT_FALSE(yaml.docs.empty()) << out.str();
+  const YamlNode* command =
+      at(yaml.docs[0]->root(), "spec.template.spec.containers.0.lifecycle.preStop.exec.command");
+  ASSERT_TRUE(command != nullptr && command->is_sequence()) << out.str();
+  std::vector<std::string> words;
+  for (const YamlNode* word : command->items) {
+    words.push_back(word->scalar);
+  }
+  EXPECT_EQ(words, (std::vector<std::string>{"/zerodrop", "sleep", "5"}));
   EXPECT_NE(out.str().find("copy the static zerodrop binary"), std::string::npos);
 }
 
@@ -128,8 +194,9 @@ TEST(Fix, UnpatchedContainerFindingsLeaveNoEmptyTemplate) {
   write_patches(audit_text(service() + deployment(probes)), o, out);
   EXPECT_NE(out.str().find("# not patched: liveness-same-as-readiness (app)"), std::string::npos);
   EXPECT_EQ(out.str().find("template:"), std::string::npos) << out.str();
-  YAML::Node patch = YAML::LoadAll(out.str())[0];
-  EXPECT_EQ(patch["spec"]["replicas"].as<int>(), 2);
+  YamlDocs yaml(out.str());
+  ASSERT_FALSE(yaml.docs.empty()) << out.str();
+  EXPECT_EQ(scalar_at(yaml.docs[0]->root(), "spec.replicas"), "2");
 }
 
 TEST(Ignores, AnnotationOnPodTemplateAndConfigEntries) {

@@ -167,6 +167,9 @@ TEST(Subprocess, NoChildOutlivesASpawnerKilledWithSigkill) {
 
 TEST(Subprocess, SignalNames) {
   EXPECT_EQ(signal_name(SIGTERM), "TERM");
+  EXPECT_EQ(signal_full_name(SIGWINCH), "SIGWINCH");
+  EXPECT_EQ(signal_full_name(SIGUSR1), "SIGUSR1");
+  EXPECT_EQ(signal_full_name(SIGRTMIN + 3), "SIG" + std::to_string(SIGRTMIN + 3));
   EXPECT_EQ(signal_from_name("SIGQUIT"), SIGQUIT);
   EXPECT_EQ(signal_from_name("INT"), SIGINT);
   EXPECT_EQ(signal_from_name("9"), SIGKILL);

@@ -387,5 +387,38 @@ TEST(Diagnose, SimulatorBucketsGiveHolesWithoutSingleRequests) {
   EXPECT_EQ(d.holes[0].last, testing::at(3));
 }
 
+TEST(Diagnose, TheRoutersOwnFailureIsNeverAHoleOfTheApp) {
+  // The same 502 from node-1 to a pod that had exited: the router says why it answered itself.
+  RunBuilder b = naive_termination();
+  b.request(4.5, 4.5, Outcome::http_502, Connection::fresh, "node-1", "web-0");
+  b.request(4.6, 4.6, Outcome::http_502, Connection::fresh, "node-1", "web-0");
+  b.request(4.7, 4.7, Outcome::http_502, Connection::fresh, "node-1", "web-0");
+  record::RunRecord run = b.build();
+  size_t first = run.requests.size() - 3;
+  run.requests[first].router_error = "bad_response";         // the router could not parse it
+  run.requests[first + 1].router_error = "body_too_large";   // the router would not buffer it
+  run.requests[first + 2].router_error = "connect_refused";  // the pod had stopped listening
+  for (size_t i = first; i < run.requests.size(); ++i) {
+    run.requests[i].status = 502;
+  }
+  Diagnosis d = diagnose(run, Options{});
+  ASSERT_EQ(d.failures.size(), 3u);
+  EXPECT_EQ(d.failures[0].hole, Hole::unexplained);
+  EXPECT_EQ(d.failures[0].reason,
+            "router node-1 answered 502 itself (bad_response): it could not parse the response of "
+            "pod web-0; the router failed, not the app");
+  EXPECT_EQ(d.failures[1].hole, Hole::unexplained);
+  EXPECT_NE(d.failures[1].reason.find("would not buffer"), std::string::npos);
+  // A refusal by a stopped pod is still the app's deregistration race, in the router's words too.
+  EXPECT_EQ(d.failures[2].hole, Hole::deregistration_race);
+  EXPECT_TRUE(d.failures[2].reason.ends_with("(router node-1 answered 502: connect_refused)"))
+      << d.failures[2].reason;
+  const HoleSummary* unexplained = find(d, Hole::unexplained);
+  ASSERT_NE(unexplained, nullptr);
+  EXPECT_EQ(unexplained->requests, 2u);
+  EXPECT_NE(unexplained->evidence.find("the router failed, not the app"), std::string::npos)
+      << unexplained->evidence;
+}
+
 }  // namespace
 }  // namespace zerodrop::diagnose

@@ -2,12 +2,11 @@
 # server with fast settings and check the holes its report.json names.
 
 command -v python3 >/dev/null || skip "python3 is not installed (scripts/setup.sh test)"
-"$ZERODROP" lab --help >/dev/null 2>&1 || skip "'zerodrop lab' is not available yet"
 
-# example NAME: the path of a built example server, or skip.
+# example NAME: the path of a built example server; fails when it is missing.
 example() {
   local bin="$BUILD_DIR/examples/$1"
-  [ -x "$bin" ] || skip "example server $1 is not built ($bin)"
+  need_built "$bin"
   echo "$bin"
 }
 

@@ -12,6 +12,9 @@ trap cleanup EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
+# Skip (77) only for what the host lacks (root, unshare, a browser, npm). What this project builds
+# itself is a failure when missing: a broken example build must not turn tests into skips.
+need_built() { [ -x "$1" ] || fail "$1 is not built (the project builds it: cmake --build $BUILD_DIR)"; }
 
 # expect_exit CODE CMD...: runs CMD, fails unless it exits with CODE; output in $WORK/out, $WORK/err.
 expect_exit() {

@@ -2,7 +2,7 @@
 # Failures are classified, change the exit code, and --max-failures tolerates some.
 source "$(dirname "$0")/lib.sh"
 server=$BUILD_DIR/tests/testing/misbehaving-server
-[ -x "$server" ] || skip "misbehaving-server not built"
+need_built "$server"
 
 start_server() {  # start_server NAME ARGS...: URL in $url
   local name=$1; shift

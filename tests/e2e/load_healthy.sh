@@ -2,7 +2,7 @@
 # zerodrop load against a healthy server: exit 0, summary printed, JSON and NDJSON written.
 source "$(dirname "$0")/lib.sh"
 server=$BUILD_DIR/tests/testing/misbehaving-server
-[ -x "$server" ] || skip "misbehaving-server not built"
+need_built "$server"
 
 "$server" --mode ok --name pod-e2e --port-file "$WORK/port" >/dev/null &
 for _ in $(seq 100); do [ -s "$WORK/port" ] && break; sleep 0.05; done

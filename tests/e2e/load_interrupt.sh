@@ -2,7 +2,7 @@
 # SIGINT ends the run: the summary of what was sent is printed and the exit code is 130.
 source "$(dirname "$0")/lib.sh"
 server=$BUILD_DIR/tests/testing/misbehaving-server
-[ -x "$server" ] || skip "misbehaving-server not built"
+need_built "$server"
 
 "$server" --mode ok --port-file "$WORK/port" >/dev/null &
 for _ in $(seq 100); do [ -s "$WORK/port" ] && break; sleep 0.05; done

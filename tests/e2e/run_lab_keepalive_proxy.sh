@@ -3,11 +3,9 @@
 # `Connection: close` (run_lab_naive.sh shows it dropping requests bare); behind the front proxy
 # (--listen/--to) every response from SIGTERM on carries `Connection: close`, clients reconnect
 # through updated routers, and nothing is dropped although connections were reused.
-# Skips while `zerodrop lab` or examples/naive are not built.
 source "$(dirname "$0")/lib.sh"
 NAIVE="$BUILD_DIR/examples/naive"
-"$ZERODROP" lab --help 2>/dev/null | grep -q -- "--propagation" || skip "zerodrop lab is not built yet"
-[ -f "$NAIVE" ] && [ -x "$NAIVE" ] || skip "examples/naive is not built yet"
+need_built "$NAIVE"
 command -v python3 >/dev/null || skip "python3 is needed to read requests.ndjson"
 
 failures() {

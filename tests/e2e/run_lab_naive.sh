@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # The cure for the deregistration race, under the lab's rollout: the naive example (exits at
 # SIGTERM) drops requests bare, and drops none wrapped in `zerodrop run --delay` longer than the
-# routers' propagation. Skips while `zerodrop lab` or examples/naive are not built.
+# routers' propagation.
 source "$(dirname "$0")/lib.sh"
 NAIVE="$BUILD_DIR/examples/naive"
-"$ZERODROP" lab --help 2>/dev/null | grep -q -- "--propagation" || skip "zerodrop lab is not built yet"
-[ -f "$NAIVE" ] && [ -x "$NAIVE" ] || skip "examples/naive is not built yet"
+need_built "$NAIVE"
 command -v python3 >/dev/null || skip "python3 is needed to read requests.ndjson"
 
 failures() {  # DIR: failed requests in the run's requests.ndjson

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # zerodrop run --listen/--to: in front of an app that never sends `Connection: close`, keep-alive
-# is kept while serving; from SIGTERM on responses carry `Connection: close`; when draining
-# starts, idle client connections are closed and the listener stops accepting; the app's exit
+# is kept while serving (across a HEAD answered with Content-Length); from SIGTERM on responses
+# carry `Connection: close`; when draining starts, idle client connections are closed and the
+# listener stops accepting; the app's exit
 # status comes through. Upstream failures answer 502.
 source "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip "python3 is needed for the test app and client"
@@ -15,6 +16,8 @@ class H(http.server.BaseHTTPRequestHandler):
         body = b"app\n"
         self.send_response(200); self.send_header("Content-Length", str(len(body)))
         self.end_headers(); self.wfile.write(body)
+    def do_HEAD(self):  # as nginx does: the GET's Content-Length, no body
+        self.send_response(200); self.send_header("Content-Length", "4"); self.end_headers()
     def log_message(self, *a): pass
 http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
 PY
@@ -42,6 +45,10 @@ while True:  # the app may still be starting: 502 until it listens
 for _ in range(3):  # serving: the same connection is kept
     status, connection, body = get(c)
     assert (status, connection, body) == (200, None, b"app\n"), (status, connection, body)
+c.request("HEAD", "/"); r = c.getresponse()  # no body to wait for, whatever Content-Length says
+assert (r.status, r.getheader("Content-Length"), r.read()) == (200, "4", b""), r.status
+status, connection, body = get(c)  # and the connection still carries the next request
+assert (status, connection, body) == (200, None, b"app\n"), (status, connection, body)
 idle = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
 assert get(idle)[0] == 200
 os.kill(pid, signal.SIGTERM)

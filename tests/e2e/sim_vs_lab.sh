@@ -7,11 +7,8 @@
 # window varies by about 10%, the rest of the tolerance covers the lab's real startup and timing.
 source "$(dirname "$0")/lib.sh"
 
-if ! "$ZERODROP" lab --help 2>/dev/null | grep -q -- '--propagation'; then
-  skip "'zerodrop lab' is not built yet (its --help has no --propagation)"
-fi
 NAIVE="$BUILD_DIR/examples/naive"
-[ -x "$NAIVE" ] || skip "$NAIVE is not built"
+need_built "$NAIVE"
 command -v python3 >/dev/null || skip "python3 is needed to read report.json"
 
 SCENARIO=(--replicas 3 --nodes 3 --propagation 1s..3s --rate 200 --no-keepalive)

@@ -1,61 +1,27 @@
 #include "lab/router.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <chrono>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include <gtest/gtest.h>
 
 #include "base/subprocess.h"
 #include "lab/lab.h"
+#include "testing/misbehaving_server.h"
+#include "testing/raw_client.h"
 
 namespace zerodrop::lab {
 namespace {
 
 using namespace std::chrono_literals;
 
-// One blocking HTTP/1.1 exchange with Connection: close. Returns the response, or "errno:N" when
-// the connection failed or was reset before any byte; `local_port` gets the source port.
+// One blocking HTTP/1.1 exchange with Connection: close.
 std::string get(uint16_t port, uint16_t* local_port = nullptr) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(port);
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
-    int e = errno;
-    ::close(fd);
-    return "errno:" + std::to_string(e);
-  }
-  sockaddr_in me{};
-  socklen_t len = sizeof me;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&me), &len);
-  if (local_port != nullptr) {
-    *local_port = ntohs(me.sin_port);
-  }
-  std::string request = "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
-  (void)!::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-  std::string response;
-  char buffer[4096];
-  for (;;) {
-    ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-    if (n < 0) {
-      response = response.empty() ? "errno:" + std::to_string(errno) : response;
-      break;
-    }
-    if (n == 0) {
-      break;
-    }
-    response.append(buffer, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return response;
+  return zerodrop::testing::raw_exchange(
+      port, "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", local_port);
 }
 
 // The naive example server on 127.0.0.1:port.
@@ -136,6 +102,115 @@ TEST(Router, AppliesChangesInOrderWhateverTheirDelays) {
   std::this_thread::sleep_for(500ms);
   std::string response = get(router->port());
   EXPECT_NE(response.find("HTTP/1.1 503"), std::string::npos) << response;  // no endpoint left
+}
+
+using zerodrop::testing::Behaviour;
+using zerodrop::testing::MisbehavingServer;
+
+// An l7 router in front of one pod served by a MisbehavingServer.
+struct L7Fixture {
+  explicit L7Fixture(Behaviour behaviour, RouterOptions options = {"node-1", Dataplane::l7})
+      : server({behaviour, 200, "pod-a"}), router(Router::start(options, nullptr)) {
+    router->schedule(ready("pod-a", server.port()), Duration(0));
+    auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (get(router->port()).find("503") != std::string::npos
+           && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(10ms);
+    }
+  }
+
+  MisbehavingServer server;
+  std::unique_ptr<Router> router;
+};
+
+TEST(Router, L7RelaysAHeadResponseWithContentLengthAndNoBody) {
+  // nginx answers HEAD with the Content-Length a GET would have: the router must not wait for it.
+  L7Fixture lab(Behaviour::head_length);
+  std::string response =
+      zerodrop::testing::raw_exchange(lab.router->port(),
+                                      "HEAD / HTTP/1.1\r\nHost: t\r\n\r\n"
+                                      "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(zerodrop::testing::occurrences(response, "HTTP/1.1 200 OK"), 2u) << response;
+  size_t second = response.find("HTTP/1.1", 1);
+  ASSERT_NE(second, std::string::npos) << response;
+  std::string head = response.substr(0, second);
+  EXPECT_NE(head.find("Content-Length: 2\r\n"), std::string::npos) << head;
+  EXPECT_TRUE(head.ends_with("\r\n\r\n")) << "a body after the HEAD response: " << head;
+  EXPECT_TRUE(response.ends_with("\r\n\r\nok")) << response;
+}
+
+TEST(Router, L7DropsHopByHopHeadersBothWays) {
+  L7Fixture lab(Behaviour::echo);
+  std::string response = zerodrop::testing::raw_exchange(
+      lab.router->port(),
+      "GET / HTTP/1.1\r\nHost: t\r\nConnection: close, X-Client-Hop\r\n"
+      "X-Client-Hop: 1\r\nKeep-Alive: 300\r\nProxy-Connection: x\r\n"
+      "TE: trailers\r\nUpgrade: h2c\r\nX-End-To-End: kept\r\n\r\n");
+  size_t body = response.find("\r\n\r\n");
+  ASSERT_NE(body, std::string::npos) << response;
+  std::string headers = response.substr(0, body);
+  std::string upstream = response.substr(body + 4);  // the request as the pod received it
+  EXPECT_NE(upstream.find("X-End-To-End: kept"), std::string::npos) << upstream;
+  for (const char* hop : {"X-Client-Hop", "Keep-Alive", "Proxy-Connection", "TE:", "Upgrade"}) {
+    EXPECT_EQ(upstream.find(hop), std::string::npos) << hop << " reached the pod: " << upstream;
+  }
+  EXPECT_EQ(upstream.find("close"), std::string::npos) << "upstream connections are kept alive";
+  for (const char* hop : {"X-Hop", "Keep-Alive", "Proxy-Connection", "X-Zerodrop-Router-Error"}) {
+    EXPECT_EQ(headers.find(hop), std::string::npos) << hop << " reached the client: " << headers;
+  }
+  EXPECT_NE(headers.find("Connection: close"), std::string::npos) << headers;
+}
+
+TEST(Router, L7ConsumesInterimResponses) {
+  L7Fixture lab(Behaviour::interim);
+  std::string response = get(lab.router->port());
+  EXPECT_TRUE(response.starts_with("HTTP/1.1 200 OK")) << response;
+  EXPECT_EQ(response.find(" 100 "), std::string::npos) << response;
+  EXPECT_TRUE(response.ends_with("ok")) << response;
+}
+
+TEST(Router, L7AnswersAnHttp10ClientInHttp10AndCloses) {
+  L7Fixture lab(Behaviour::echo);
+  std::string response =
+      zerodrop::testing::raw_exchange(lab.router->port(), "GET / HTTP/1.0\r\n\r\n");
+  EXPECT_TRUE(response.starts_with("HTTP/1.0 200 OK")) << response;  // and it closed: we returned
+  EXPECT_NE(response.find("GET / HTTP/1.1\r\n"), std::string::npos)
+      << "the upstream request is HTTP/1.1: " << response;
+  std::string kept =
+      zerodrop::testing::raw_exchange(lab.router->port(),
+                                      "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
+                                      "GET / HTTP/1.0\r\n\r\n");
+  EXPECT_EQ(zerodrop::testing::occurrences(kept, "HTTP/1.0 200 OK"), 2u) << kept;
+  EXPECT_NE(kept.find("Connection: keep-alive"), std::string::npos) << kept;
+}
+
+TEST(Router, L7SaysWhyItAnsweredItself) {
+  {
+    auto router = Router::start({"node-1", Dataplane::l7}, nullptr);
+    std::string response = get(router->port());
+    EXPECT_TRUE(response.starts_with("HTTP/1.1 503")) << response;
+    EXPECT_NE(response.find("X-Zerodrop-Router-Error: no_endpoint"), std::string::npos) << response;
+    router->schedule(ready("dead", pick_free_port()), Duration(0));
+    auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (response.starts_with("HTTP/1.1 503") && std::chrono::steady_clock::now() < deadline) {
+      response = get(router->port());
+    }
+    EXPECT_NE(response.find("X-Zerodrop-Router-Error: connect_refused"), std::string::npos)
+        << response;
+  }
+  RouterOptions quick{"node-1", Dataplane::l7};
+  quick.upstream_timeout = 200ms;
+  L7Fixture stalled(Behaviour::stall, quick);
+  std::string response = get(stalled.router->port());
+  EXPECT_TRUE(response.starts_with("HTTP/1.1 504")) << response;
+  EXPECT_NE(response.find("X-Zerodrop-Router-Error: upstream_timeout"), std::string::npos)
+      << response;
+  L7Fixture garbage(Behaviour::garbage);
+  response =
+      zerodrop::testing::raw_exchange(garbage.router->port(), "HEAD / HTTP/1.1\r\nHost: t\r\n\r\n");
+  EXPECT_TRUE(response.starts_with("HTTP/1.1 502")) << response;
+  EXPECT_NE(response.find("X-Zerodrop-Router-Error: bad_response"), std::string::npos) << response;
+  EXPECT_TRUE(response.ends_with("\r\n\r\n")) << "no body after HEAD: " << response;
 }
 
 }  // namespace

@@ -72,6 +72,33 @@ TEST(RunRecord, NdjsonRoundTrip) {
   std::remove(path.c_str());
 }
 
+TEST(RunRecord, RouterErrorIsWrittenOnlyWhenTheRouterAnsweredItself) {
+  std::string path = ::testing::TempDir() + "/rr_router_error.ndjson";
+  {
+    std::ofstream out(path);
+    RequestRecord r;
+    r.outcome = Outcome::http_502;
+    r.status = 502;
+    r.router_error = "upstream_timeout";
+    write_ndjson(out, r);
+    RequestRecord app;  // the app's own answer: no field, as records written before it
+    app.outcome = Outcome::http_502;
+    app.status = 502;
+    write_ndjson(out, app);
+  }
+  std::ifstream in(path);
+  std::string first, second;
+  std::getline(in, first);
+  std::getline(in, second);
+  EXPECT_NE(first.find("\"router_error\":\"upstream_timeout\""), std::string::npos) << first;
+  EXPECT_EQ(second.find("router_error"), std::string::npos) << second;
+  auto back = read_requests(path);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].router_error, "upstream_timeout");
+  EXPECT_EQ(back[1].router_error, "");
+  std::remove(path.c_str());
+}
+
 TEST(RunRecord, BadLineNamesFileAndLine) {
   std::string path = ::testing::TempDir() + "/rr_bad.ndjson";
   {

@@ -26,12 +26,13 @@ using asio::awaitable;
 using asio::ip::tcp;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
-constexpr std::array<std::string_view, 16> kNames = {
+constexpr std::array<std::string_view, 19> kNames = {
     "ok",           "status",          "chunked",         "slow",         "refuse",
     "reset",        "close",           "reset-mid-body",  "truncated",    "stall",
     "huge-headers", "endless-headers", "invalid-chunked", "endless-body", "garbage",
-    "backlog-full",
+    "backlog-full", "head-length",     "interim",         "echo",
 };
+static_assert(kNames.size() == static_cast<size_t>(Behaviour::echo) + 1, "one name per Behaviour");
 
 bool equals_ignore_case(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
@@ -102,8 +103,8 @@ struct MisbehavingServer::Impl {
 
   awaitable<void> accept_loop();
   awaitable<void> session(tcp::socket socket);
-  awaitable<bool> read_request(tcp::socket& socket, std::string& buffer);
-  awaitable<bool> respond(tcp::socket& socket);
+  awaitable<bool> read_request(tcp::socket& socket, std::string& buffer, std::string& head);
+  awaitable<bool> respond(tcp::socket& socket, const std::string& head);
   awaitable<void> write(tcp::socket& socket, std::string_view bytes);
   awaitable<void> pause(std::chrono::milliseconds d);
   std::string response(int status, std::string_view body) const;
@@ -127,22 +128,25 @@ awaitable<void> MisbehavingServer::Impl::accept_loop() {
 
 awaitable<void> MisbehavingServer::Impl::session(tcp::socket socket) {
   std::string buffer;
-  while (co_await read_request(socket, buffer)) {
+  std::string head;
+  while (co_await read_request(socket, buffer, head)) {
     ++requests;
-    if (!co_await respond(socket)) {
+    if (!co_await respond(socket, head)) {
       co_return;
     }
   }
 }
 
-// Reads one request head and its Content-Length body; false at EOF or on error.
-awaitable<bool> MisbehavingServer::Impl::read_request(tcp::socket& socket, std::string& buffer) {
+// Reads one request head (kept in `head`) and its Content-Length body; false at EOF or on error.
+awaitable<bool> MisbehavingServer::Impl::read_request(tcp::socket& socket, std::string& buffer,
+                                                      std::string& head) {
   auto [ec, n] = co_await asio::async_read_until(socket, asio::dynamic_buffer(buffer, 1 << 20),
                                                  "\r\n\r\n", use_tuple);
   if (ec) {
     co_return false;
   }
-  size_t body = content_length(std::string_view(buffer).substr(0, n));
+  head.assign(buffer, 0, n);
+  size_t body = content_length(head);
   if (buffer.size() < n + body) {
     auto [ec2, m] =
         co_await asio::async_read(socket, asio::dynamic_buffer(buffer),
@@ -164,8 +168,9 @@ awaitable<void> MisbehavingServer::Impl::pause(std::chrono::milliseconds d) {
   co_await timer.async_wait(use_tuple);
 }
 
-// Answers one request as the behaviour says; false when the connection is done.
-awaitable<bool> MisbehavingServer::Impl::respond(tcp::socket& socket) {
+// Answers one request (`request` is its head) as the behaviour says; false when the connection is
+// done.
+awaitable<bool> MisbehavingServer::Impl::respond(tcp::socket& socket, const std::string& request) {
   boost::system::error_code ignored;
   std::string head = fmt::format("HTTP/1.1 200 OK\r\nX-Pod-Name: {}\r\n", options.name);
   switch (options.behaviour) {
@@ -246,6 +251,28 @@ awaitable<bool> MisbehavingServer::Impl::respond(tcp::socket& socket) {
       co_return false;
     case Behaviour::backlog_full:
       co_return false;  // never accepted
+    case Behaviour::head_length: {
+      // Built before the co_await: g++ 12 destroys a ?: temporary inside one twice.
+      std::string answer = head + "Content-Length: 2\r\n\r\n";
+      if (!request.starts_with("HEAD ")) {
+        answer = response(200, "ok");
+      }
+      co_await write(socket, answer);
+      co_return true;
+    }
+    case Behaviour::interim:
+      co_await write(socket,
+                     "HTTP/1.1 100 Continue\r\n\r\n"
+                     "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
+                         + response(200, "ok"));
+      co_return true;
+    case Behaviour::echo:
+      co_await write(socket, fmt::format("{}Connection: keep-alive, X-Hop\r\nX-Hop: 1\r\n"
+                                         "Keep-Alive: timeout=5\r\nProxy-Connection: keep-alive\r\n"
+                                         "X-Zerodrop-Router-Error: bad_response\r\n"
+                                         "Content-Length: {}\r\n\r\n{}",
+                                         head, request.size(), request));
+      co_return true;
   }
   co_return false;
 }

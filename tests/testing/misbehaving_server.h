@@ -29,6 +29,12 @@ enum class Behaviour {
   endless_body,     // a Content-Length body that keeps coming, slowly, forever
   garbage,          // bytes that are not HTTP
   backlog_full,     // listens with a full accept queue, never accepts: connect times out
+  // Correct HTTP that proxies have got wrong:
+  head_length,  // 200 "ok" with Content-Length: 2; to HEAD the same headers and no body (nginx)
+  interim,      // 100 Continue and 103 Early Hints, then 200 "ok"
+  echo,         // 200 whose body is the request head as received, with hop-by-hop response
+                // headers a proxy must drop (Connection: X-Hop, X-Hop, Keep-Alive,
+                // Proxy-Connection) and a forged X-Zerodrop-Router-Error
 };
 
 std::optional<Behaviour> behaviour_from_string(std::string_view name);

@@ -29,6 +29,9 @@ Modes:
   endless-body     a body that keeps coming, slowly, forever
   garbage          bytes that are not HTTP
   backlog-full     a full accept queue that is never served: connects time out
+  head-length      200 "ok", Content-Length: 2; to HEAD the same headers, no body (as nginx)
+  interim          100 Continue and 103 Early Hints, then 200 "ok"
+  echo             200 echoing the request head, with hop-by-hop headers a proxy must drop
 
 Prints "listening on http://HOST:PORT/" (and writes PORT to --port-file) once it accepts
 connections, then serves until SIGINT or SIGTERM.
