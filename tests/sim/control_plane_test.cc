@@ -11,8 +11,8 @@ Options small(int replicas, const char* surge, const char* unavailable) {
   Options o;
   o.profile = load_profile("lab");
   o.replicas = replicas;
-  o.max_surge = surge;
-  o.max_unavailable = unavailable;
+  o.max_surge = IntOrPercent::parse(surge, "maxSurge");
+  o.max_unavailable = IntOrPercent::parse(unavailable, "maxUnavailable");
   return o;
 }
 

@@ -118,7 +118,7 @@ TEST(Simulator, IngressRetriesHideASingleRefusingPod) {
   o.profile = load_profile("gke");
   o.dataplane = Dataplane::ingress_nginx;
   o.replicas = 6;
-  o.max_surge = "1";
+  o.max_surge = IntOrPercent::count(1);
   o.max_unavailable = IntOrPercent::count(0);
   Result r = simulate(o);
   EXPECT_EQ(failures(r, Hole::deregistration_race), 0u);
