@@ -221,7 +221,7 @@ void plan_grace(const AuditedWorkload& a, const Options& o, Plan& plan) {
     bool patched = plan.container_lines.count(c.name) && !plan.container_lines[c.name].empty()
                    && plan.container_lines[c.name].front() == "lifecycle:";
     double delay = patched      ? static_cast<double>(wanted_pre_stop_seconds(o))
-                   : c.pre_stop ? pre_stop_delay(*c.pre_stop).seconds.value_or(0)
+                   : c.pre_stop ? delay_seconds(pre_stop_delay(*c.pre_stop)).value_or(0)
                                 : 0;
     longest = std::max(longest, delay);
   }

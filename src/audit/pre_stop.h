@@ -4,17 +4,17 @@
 #include <string>
 #include <string_view>
 
+#include "kube/pre_stop.h"
 #include "kube/workload.h"
 
 namespace zerodrop::audit {
 
-// How long a preStop hook delays SIGTERM, as far as the manifest tells.
-struct PreStopDelay {
-  std::optional<double> seconds;  // nullopt: the hook runs something whose duration is unknown
-  std::string how;                // "native sleep 5s", "exec sleep 5", "exec /wait-shutdown"
-};
+// How long a hook delays SIGTERM is Kubernetes' rule, shared with lab and sim.
+using kube::pre_stop_delay;
+using kube::PreStopDelay;
 
-PreStopDelay pre_stop_delay(const kube::Handler& hook);
+// The delay in seconds, for the rules' arithmetic; nullopt when unknown.
+std::optional<double> delay_seconds(const PreStopDelay& delay);
 
 // Why `image` is known to ship no shell and no sleep (distroless, chiseled, chainguard), or
 // nullopt when nothing in its name says so (unknown images are not flagged).

@@ -4,6 +4,7 @@
 #include "audit/rule.h"
 #include "audit/rules.h"
 #include "base/parse.h"
+#include "kube/rollout.h"
 
 namespace zerodrop::audit {
 namespace {
@@ -57,16 +58,14 @@ void check_replicas(const WorkloadView& view, Findings& out) {
 void check_unavailable(const WorkloadView& view, const Options& o, Findings& out) {
   const Workload& w = *view.workload;
   const kube::Strategy& s = w.strategy;
-  if (s.max_unavailable.empty()
+  if (!s.max_unavailable
       || (w.kind != kube::WorkloadKind::deployment && w.kind != kube::WorkloadKind::rollout)) {
     return;  // StatefulSets cannot surge: their one-at-a-time dip is structural
   }
   int64_t replicas = view.replica_floor();
-  int64_t unavailable = scaled(s.max_unavailable, replicas, Round::down);
-  int64_t surge = s.max_surge.empty() ? 0 : scaled(s.max_surge, replicas, Round::up);
-  if (unavailable == 0 && surge == 0) {
-    unavailable = 1;  // as the Deployment controller resolves it
-  }
+  int64_t unavailable = kube::resolve_limits(s.max_surge.value_or(IntOrPercent::count(0)),
+                                             *s.max_unavailable, static_cast<int>(replicas))
+                            .max_unavailable;
   if (replicas == 0 || static_cast<double>(unavailable) <= o.headroom * replicas) {
     return;
   }
@@ -76,8 +75,8 @@ void check_unavailable(const WorkloadView& view, const Options& o, Findings& out
       written ? s.marks.at("maxUnavailable") : w.marks.at("spec.strategy"),
       fmt::format("maxUnavailable {}{} takes {} of {} replicas out of service during the rollout "
                   "({:.0f}% of capacity, more than the {:.0f}% headroom, --headroom)",
-                  s.max_unavailable, written ? "" : " (default)", unavailable, replicas,
-                  100.0 * unavailable / replicas, 100 * o.headroom),
+                  s.max_unavailable->to_string(), written ? "" : " (default)", unavailable,
+                  replicas, 100.0 * unavailable / replicas, 100 * o.headroom),
       "set strategy.rollingUpdate: {maxUnavailable: 0, maxSurge: 1}"));
 }
 

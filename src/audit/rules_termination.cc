@@ -60,6 +60,7 @@ HookCheck check_hook(const WorkloadView& view, size_t i, const Options& o, Findi
   auto why = shell_less_image(c.image);
   int64_t wanted = wanted_pre_stop_seconds(o);
   PreStopDelay delay = pre_stop_delay(hook);
+  std::optional<double> seconds = delay_seconds(delay);
   if (program && why) {
     out.push_back(make_finding(
         id::kPreStopBinaryMissing, w, &c, hook.marks.at("command"),
@@ -68,7 +69,7 @@ HookCheck check_hook(const WorkloadView& view, size_t i, const Options& o, Findi
                     *program, c.image, *why),
         pre_stop_fix(c, wanted, o)));
     // The grace period is checked against the delay the hook is meant to give.
-    return {delay.seconds.value_or(0), delay.seconds.has_value()};
+    return {seconds.value_or(0), seconds.has_value()};
   }
   if (hook.kind == kube::HandlerKind::sleep && hook.sleep_seconds >= w.grace_seconds()) {
     out.push_back(make_finding(
@@ -79,9 +80,9 @@ HookCheck check_hook(const WorkloadView& view, size_t i, const Options& o, Findi
         fmt::format("set terminationGracePeriodSeconds above {}", hook.sleep_seconds)));
   }
   if (!view.serving[i]) {
-    return {delay.seconds.value_or(0), delay.seconds.has_value()};
+    return {seconds.value_or(0), seconds.has_value()};
   }
-  if (!delay.seconds) {
+  if (!seconds) {
     out.push_back(make_finding(
         id::kPreStopUnknownDelay, w, &c, at,
         fmt::format("preStop runs {}; its duration is unknown: it must keep the container "
@@ -90,7 +91,7 @@ HookCheck check_hook(const WorkloadView& view, size_t i, const Options& o, Findi
         "make sure the hook waits; or add a native sleep before it"));
     return {0, false};
   }
-  if (*delay.seconds < to_seconds(o.propagation)) {
+  if (*seconds < to_seconds(o.propagation)) {
     out.push_back(make_finding(
         id::kPreStopTooShort, w, &c, at,
         fmt::format("preStop {} is shorter than the {} endpoint propagation (--propagation): "
@@ -98,7 +99,7 @@ HookCheck check_hook(const WorkloadView& view, size_t i, const Options& o, Findi
                     delay.how, format_duration(o.propagation)),
         pre_stop_fix(c, wanted, o)));
   }
-  return {*delay.seconds, true};
+  return {*seconds, true};
 }
 
 void check_missing(const WorkloadView& view, size_t i, const Options& o, Findings& out) {

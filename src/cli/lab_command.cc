@@ -7,13 +7,16 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "base/delay_distribution.h"
 #include "base/duration.h"
 #include "base/error.h"
 #include "base/exit_code.h"
+#include "base/int_or_percent.h"
 #include "base/parse.h"
 #include "base/subprocess.h"
 #include "cli/command.h"
 #include "diagnose/diagnose.h"
+#include "kube/rollout.h"
 #include "lab/demo.h"
 #include "lab/lab.h"
 #include "lab/manifest.h"
@@ -63,7 +66,8 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("-f,--file", f.manifest,
                  "read replicas, strategy, preStop, grace, probes and "
                  "port from the first workload of this manifest; flags override it");
-  app.add_option("--container", f.container, "the manifest's container (default: the first)");
+  app.add_option("--container", f.container,
+                 "the manifest's container (default: the first that is not a native sidecar)");
   app.add_option("--replicas", f.replicas, "pods")->capture_default_str();
   app.add_option("--max-surge", f.max_surge, "extra pods during the rollout (N or %, rounded up)")
       ->capture_default_str();
@@ -206,8 +210,13 @@ lab::Options to_options(const CLI::App& app, const Flags& f) {
   }
   o.pod.command = f.command;
   given(app, "--replicas", [&] { o.replicas = integer(f.replicas, "--replicas", 1, 1000); });
-  given(app, "--max-surge", [&] { o.max_surge = f.max_surge; });
-  given(app, "--max-unavailable", [&] { o.max_unavailable = f.max_unavailable; });
+  given(app, "--max-surge", [&] { o.max_surge = IntOrPercent::parse(f.max_surge, "--max-surge"); });
+  given(app, "--max-unavailable",
+        [&] { o.max_unavailable = IntOrPercent::parse(f.max_unavailable, "--max-unavailable"); });
+  // A manifest's own both-zero is refused with its file:line; here a flag made it so.
+  if (auto why = kube::invalid_limits(o.max_surge, o.max_unavailable)) {
+    throw Error("--max-surge, --max-unavailable: " + *why);
+  }
   given(app, "--min-ready", [&] { o.min_ready = dur(f.min_ready, "--min-ready"); });
   given(app, "--prestop", [&] { o.pod.prestop = lab::parse_hook(f.prestop, "--prestop"); });
   given(app, "--grace", [&] { o.pod.grace = dur(f.grace, "--grace"); });
@@ -220,7 +229,7 @@ lab::Options to_options(const CLI::App& app, const Flags& f) {
   o.pod.stop_signal = *signal;
   apply_probe_flags(app, f, o);
   o.nodes = integer(f.nodes, "--nodes", 1, 64);
-  o.propagation = lab::parse_propagation(f.propagation, "--propagation");
+  o.propagation = parse_delay_distribution(f.propagation, "--propagation");
   o.seed = static_cast<uint64_t>(parse_integer(f.seed, "--seed", 0, INT64_MAX));
   if (f.dataplane != "l4" && f.dataplane != "l7") {
     throw Error(fmt::format("--dataplane: expected l4 or l7, got '{}'", f.dataplane));

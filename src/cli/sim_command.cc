@@ -3,11 +3,15 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <boost/beast/http/verb.hpp>
 
 #include "base/duration.h"
 #include "base/error.h"
+#include "base/int_or_percent.h"
 #include "base/parse.h"
 #include "cli/command.h"
+#include "http/idempotent.h"
+#include "kube/rollout.h"
 #include "kube/workload.h"
 #include "report/report.h"
 #include "sim/invocation.h"
@@ -55,20 +59,25 @@ double prestop_seconds(std::string text) {
   return seconds(text, "--prestop");
 }
 
-void map_workload(const Flags& f, sim::Options& o) {
+// Reads -f into `o`. A preStop whose delay the manifest does not tell is an error unless
+// --prestop says it.
+void map_workload(const Flags& f, const CLI::App& app, sim::Options& o) {
   o.nodes = f.nodes.empty() ? o.profile.nodes
                             : static_cast<int>(parse_integer(f.nodes, "--nodes", 1, 100'000));
   o.replicas = static_cast<int>(parse_integer(f.replicas, "--replicas", 1, 100'000));
   o.prestop = prestop_seconds(f.prestop);
   o.grace = seconds(f.grace, "--grace");
-  o.max_surge = f.max_surge;
-  o.max_unavailable = f.max_unavailable;
+  o.max_surge = IntOrPercent::parse(f.max_surge, "--max-surge");
+  o.max_unavailable = IntOrPercent::parse(f.max_unavailable, "--max-unavailable");
   if (!f.file.empty()) {
     std::optional<kube::Workload> w = kube::first_workload(f.file);
     if (!w) {
       throw Error(f.file + ": no Deployment, StatefulSet or other workload in it");
     }
-    sim::apply_workload(o, *w, f.container);
+    std::optional<std::string> unknown = sim::apply_workload(o, *w, f.container);
+    if (unknown && app.count("--prestop") == 0) {
+      throw Error(*unknown + "; give --prestop DURATION to simulate it");
+    }
   }
 }
 
@@ -78,7 +87,7 @@ sim::Invocation to_invocation(const Flags& f, const CLI::App& app) {
   o.profile = sim::load_profile(f.profile);
   o.dataplane = f.dataplane.empty() ? o.profile.dataplane
                                     : sim::dataplane_from_string(f.dataplane, "--dataplane");
-  map_workload(f, o);
+  map_workload(f, app, o);
   // Flags given explicitly override the manifest.
   auto given = [&](const char* name) {
     return app.count(name) > 0;
@@ -93,10 +102,14 @@ sim::Invocation to_invocation(const Flags& f, const CLI::App& app) {
     o.grace = seconds(f.grace, "--grace");
   }
   if (given("--max-surge")) {
-    o.max_surge = f.max_surge;
+    o.max_surge = IntOrPercent::parse(f.max_surge, "--max-surge");
   }
   if (given("--max-unavailable")) {
-    o.max_unavailable = f.max_unavailable;
+    o.max_unavailable = IntOrPercent::parse(f.max_unavailable, "--max-unavailable");
+  }
+  // A manifest's own both-zero is refused with its file:line; here a flag made it so.
+  if (auto why = kube::invalid_limits(o.max_surge, o.max_unavailable)) {
+    throw Error("--max-surge, --max-unavailable: " + *why);
   }
   if (!f.propagation.empty()) {
     o.profile.propagation = sim::parse_distribution(f.propagation, "--propagation");
@@ -129,8 +142,7 @@ sim::Invocation to_invocation(const Flags& f, const CLI::App& app) {
   o.connection_max_age = seconds(f.connection_max_age, "--connection-max-age");
   o.idle_timeout = seconds(f.idle_timeout, "--idle-timeout");
   o.client_retries = static_cast<int>(parse_integer(f.client_retries, "--client-retries", 0, 10));
-  o.idempotent = f.method == "GET" || f.method == "HEAD" || f.method == "PUT"
-                 || f.method == "DELETE" || f.method == "OPTIONS";
+  o.idempotent = http::idempotent(boost::beast::http::string_to_verb(f.method));
   o.seed = static_cast<uint64_t>(parse_integer(f.seed, "--seed", 0, INT64_MAX));
   o.duration = seconds(f.duration, "--duration");
   o.tail = seconds(f.tail, "--tail");
@@ -150,7 +162,8 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("-f,--file", f.file,
                  "Deployment/StatefulSet YAML: replicas, strategy, preStop, "
                  "grace, readiness probe (flags override it)");
-  app.add_option("--container", f.container, "Container of -f to model (default: the first)");
+  app.add_option("--container", f.container,
+                 "Container of -f to model (default: the first that is not a native sidecar)");
   app.add_option("--profile", f.profile, "Cluster: gke, eks, kind, lab or a YAML file")
       ->capture_default_str();
   app.add_option("--nodes", f.nodes, "Nodes in the cluster (default: the profile's)");

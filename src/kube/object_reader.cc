@@ -55,11 +55,11 @@ PodDisruptionBudget read_pdb(Reader& r, const Entry& spec, Meta meta) {
   }
   if (auto min = r.child(spec.value, spec.path, "minAvailable")) {
     p.meta.marks.set("spec.minAvailable", r.mark(min->key));
-    p.min_available = r.int_or_percent(min->value, min->path);
+    p.min_available = r.int_or_percent(min->value, min->path).to_string();
   }
   if (auto max = r.child(spec.value, spec.path, "maxUnavailable")) {
     p.meta.marks.set("spec.maxUnavailable", r.mark(max->key));
-    p.max_unavailable = r.int_or_percent(max->value, max->path);
+    p.max_unavailable = r.int_or_percent(max->value, max->path).to_string();
   }
   return p;
 }

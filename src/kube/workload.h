@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/int_or_percent.h"
 #include "kube/label_selector.h"
 #include "kube/mark.h"
 
@@ -97,11 +98,11 @@ enum class WorkloadKind {
 // The rollout strategy with the kind's defaults filled in.
 struct Strategy {
   std::string type;  // RollingUpdate, Recreate, OnDelete, Canary, BlueGreen
-  // Int-or-percent as written ("1", "25%"), or the kind's default: Deployment and Rollout
-  // canary 25%/25%; StatefulSet and DaemonSet maxUnavailable 1, maxSurge 0; "" where the
-  // strategy has no such notion (Recreate, OnDelete, BlueGreen, Pod, Job).
-  std::string max_surge;
-  std::string max_unavailable;
+  // As written ("1", "25%"), or the kind's default: Deployment and Rollout canary 25%/25%;
+  // StatefulSet and DaemonSet maxUnavailable 1, maxSurge 0; nullopt where the strategy has no
+  // such notion (Recreate, OnDelete, BlueGreen, Pod, Job).
+  std::optional<IntOrPercent> max_surge;
+  std::optional<IntOrPercent> max_unavailable;
   Marks marks;  // self = spec.strategy (or updateStrategy); "maxSurge", "maxUnavailable", "type"
 };
 

@@ -202,6 +202,9 @@ void read_template(Reader& r, const Entry& tmpl, Workload& w) {
   }
 }
 
+// The Deployment and Argo Rollout canary default for maxSurge and maxUnavailable.
+constexpr IntOrPercent kQuarter = IntOrPercent::percent(25);
+
 void read_rolling(Reader& r, const Entry& rolling, Strategy& s) {
   if (auto surge = r.child(rolling.value, rolling.path, "maxSurge")) {
     s.marks.set("maxSurge", r.mark(surge->key));
@@ -210,13 +213,21 @@ void read_rolling(Reader& r, const Entry& rolling, Strategy& s) {
   if (auto unavailable = r.child(rolling.value, rolling.path, "maxUnavailable")) {
     s.marks.set("maxUnavailable", r.mark(unavailable->key));
     s.max_unavailable = r.int_or_percent(unavailable->value, unavailable->path);
+    if (s.max_unavailable->unit() == IntOrPercent::Unit::percent
+        && s.max_unavailable->value() > 100) {
+      r.fail(unavailable->value, unavailable->path,
+             fmt::format("must not be more than 100%, got '{}'", s.max_unavailable->to_string()));
+    }
   }
 }
 
 // Deployment strategy / StatefulSet and DaemonSet updateStrategy, with their defaults.
 Strategy read_update_strategy(Reader& r, const Entry& spec, WorkloadKind kind) {
   bool deployment = kind == WorkloadKind::deployment;
-  Strategy s{"RollingUpdate", deployment ? "25%" : "0", deployment ? "25%" : "1", {}};
+  Strategy s{"RollingUpdate",
+             deployment ? kQuarter : IntOrPercent::count(0),
+             deployment ? kQuarter : IntOrPercent::count(1),
+             {}};
   auto e = r.child(spec.value, spec.path, deployment ? "strategy" : "updateStrategy");
   if (!e) {
     return s;
@@ -227,8 +238,8 @@ Strategy read_update_strategy(Reader& r, const Entry& spec, WorkloadKind kind) {
     s.type = r.scalar(type->value, type->path);
   }
   if (s.type != "RollingUpdate") {
-    s.max_surge.clear();
-    s.max_unavailable.clear();
+    s.max_surge.reset();
+    s.max_unavailable.reset();
     return s;
   }
   if (auto rolling = r.child(e->value, e->path, "rollingUpdate")) {
@@ -239,7 +250,7 @@ Strategy read_update_strategy(Reader& r, const Entry& spec, WorkloadKind kind) {
 
 // An Argo Rollout's strategy: canary (25%/25% defaults) or blueGreen.
 Strategy read_rollout_strategy(Reader& r, const Entry& spec) {
-  Strategy s{"Canary", "25%", "25%", {}};
+  Strategy s{"Canary", kQuarter, kQuarter, {}};
   auto e = r.child(spec.value, spec.path, "strategy");
   if (!e) {
     return s;
@@ -248,7 +259,7 @@ Strategy read_rollout_strategy(Reader& r, const Entry& spec) {
   if (auto canary = r.child(e->value, e->path, "canary")) {
     read_rolling(r, *canary, s);
   } else if (r.child(e->value, e->path, "blueGreen")) {
-    s = Strategy{"BlueGreen", "", "", s.marks};
+    s = Strategy{"BlueGreen", std::nullopt, std::nullopt, s.marks};
   }
   return s;
 }

@@ -129,10 +129,11 @@ int64_t Reader::integer(Node node, const Path& path, int64_t min, int64_t max) c
   return value;
 }
 
-std::string Reader::int_or_percent(Node node, const Path& path) const {
+IntOrPercent Reader::int_or_percent(Node node, const Path& path) const {
   std::string text = scalar(node, path);
   std::string_view digits = text;
-  if (!digits.empty() && digits.back() == '%') {
+  bool percent = !digits.empty() && digits.back() == '%';
+  if (percent) {
     digits.remove_suffix(1);
   }
   int64_t value = 0;
@@ -140,7 +141,7 @@ std::string Reader::int_or_percent(Node node, const Path& path) const {
   if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || value < 0) {
     fail(node, path, fmt::format("expected a number or a percentage, got '{}'", text));
   }
-  return text;
+  return percent ? IntOrPercent::percent(value) : IntOrPercent::count(value);
 }
 
 bool Reader::boolean(Node node, const Path& path) const {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/int_or_percent.h"
 #include "kube/label_selector.h"
 #include "kube/mark.h"
 #include "kube/yaml_tree.h"
@@ -62,7 +63,7 @@ public:
   void expect_map(Node node, const Path& path) const;
   std::string scalar(Node node, const Path& path) const;
   int64_t integer(Node node, const Path& path, int64_t min, int64_t max) const;
-  std::string int_or_percent(Node node, const Path& path) const;
+  IntOrPercent int_or_percent(Node node, const Path& path) const;
   bool boolean(Node node, const Path& path) const;
   Labels string_map(Node node, const Path& path);
   std::vector<std::string> strings(Node node, const Path& path);

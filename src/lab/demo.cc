@@ -35,7 +35,7 @@ Options demo_options(const Case& c, const std::string& examples_dir, const std::
   o.pod.readiness.failure_threshold = 1;
   o.replicas = 2;
   o.nodes = 2;
-  o.propagation = parse_propagation("1s", "--propagation");
+  o.propagation = DelayDistribution::fixed(std::chrono::seconds(1));
   o.load.rate = 200;
   o.load.connections = 16;
   o.warmup = 1s;

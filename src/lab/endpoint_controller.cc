@@ -14,7 +14,7 @@ record::Conditions conditions_of(bool ready, bool terminating) {
 }
 
 EndpointController::EndpointController(Recorder& recorder, std::vector<Router*> routers,
-                                       Propagation propagation, uint64_t seed)
+                                       DelayDistribution propagation, uint64_t seed)
     : recorder_(recorder), routers_(std::move(routers)), propagation_(propagation), rng_(seed) {}
 
 void EndpointController::publish(const Endpoint& endpoint) {

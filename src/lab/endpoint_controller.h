@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/delay_distribution.h"
 #include "lab/endpoint_table.h"
-#include "lab/propagation.h"
 
 namespace zerodrop::lab {
 
@@ -21,8 +21,8 @@ class Router;
 // Records endpoint_changed. Not thread-safe: call from the control thread.
 class EndpointController {
 public:
-  EndpointController(Recorder& recorder, std::vector<Router*> routers, Propagation propagation,
-                     uint64_t seed);
+  EndpointController(Recorder& recorder, std::vector<Router*> routers,
+                     DelayDistribution propagation, uint64_t seed);
 
   // Publishes the pod's endpoint with these conditions if they differ from the last published.
   void publish(const Endpoint& endpoint);
@@ -37,7 +37,7 @@ private:
 
   Recorder& recorder_;
   std::vector<Router*> routers_;
-  Propagation propagation_;
+  DelayDistribution propagation_;
   std::mt19937_64 rng_;
   std::map<std::string, Endpoint> published_;
   SteadyClock clock_;

@@ -38,21 +38,6 @@ std::string make_run_dir(const std::string& wanted) {
   return pattern;
 }
 
-RolloutLimits resolve_limits(const Options& o) {
-  RolloutLimits limits;
-  limits.replicas = o.replicas;
-  limits.max_surge =
-      static_cast<int>(parse_int_or_percent(o.max_surge, "--max-surge", o.replicas, Round::up));
-  limits.max_unavailable = static_cast<int>(
-      parse_int_or_percent(o.max_unavailable, "--max-unavailable", o.replicas, Round::down));
-  if (limits.max_surge == 0 && limits.max_unavailable == 0) {
-    throw Error(
-        "--max-surge and --max-unavailable may not both be 0 (the rollout could not "
-        "progress)");
-  }
-  return limits;
-}
-
 // Pods get 127.B.C.D with B chosen per process, so that labs running side by side (tests) do
 // not share addresses.
 std::string ip_prefix() {
@@ -98,7 +83,8 @@ class LiveLine {
 public:
   explicit LiveLine(bool enabled) : enabled_(enabled) {}
 
-  void update(double t, const Traffic& traffic, const Cluster& cluster, const char* phase) {
+  void update(double t, const Traffic& traffic, const DeploymentController& cluster,
+              const char* phase) {
     if (!enabled_ || t < next_) {
       return;
     }
@@ -123,7 +109,7 @@ private:
 
 // Warm-up, action, rollout until every deleted pod is gone, tail. Returns early on Ctrl-C or
 // when the load engine stops by itself.
-void drive(asio::io_context& io, const Options& o, Cluster& cluster, Traffic& traffic,
+void drive(asio::io_context& io, const Options& o, DeploymentController& cluster, Traffic& traffic,
            Recorder& recorder, const bool& interrupted) {
   enum class Phase { warmup, rollout, tail };
   Phase phase = Phase::warmup;
@@ -223,8 +209,8 @@ record::Readiness readiness_of(const ProbeSpec& probe) {
 record::Scenario describe(const Options& o) {
   record::Scenario s = o.scenario;
   s.replicas = o.replicas;
-  s.max_surge = IntOrPercent::parse(o.max_surge, "--max-surge");
-  s.max_unavailable = IntOrPercent::parse(o.max_unavailable, "--max-unavailable");
+  s.max_surge = o.max_surge;
+  s.max_unavailable = o.max_unavailable;
   s.prestop = prestop_of(o.pod.prestop);
   s.grace = o.pod.grace;
   s.readiness = readiness_of(o.pod.readiness);
@@ -239,7 +225,7 @@ record::Scenario describe(const Options& o) {
   x["stop_signal"] = "SIG" + signal_name(o.pod.stop_signal);
   x["liveness"] = o.pod.liveness.describe();
   x["nodes"] = std::to_string(o.nodes);
-  x["propagation"] = o.propagation.describe();
+  x["propagation"] = o.propagation.to_string();
   x["seed"] = std::to_string(o.seed);
   x["dataplane"] = o.dataplane == Dataplane::l4 ? "l4" : "l7";
   x["retries"] = std::to_string(o.retries);
@@ -258,7 +244,7 @@ record::Scenario describe(const Options& o) {
 
 Result run(const Options& o) {
   // The run folder, the routers (one per node) and the control plane.
-  RolloutLimits limits = resolve_limits(o);
+  kube::RolloutLimits limits = kube::resolve_limits(o.max_surge, o.max_unavailable, o.replicas);
   Result result;
   result.out_dir = make_run_dir(o.out_dir);
   if (o.on_run_dir) {
@@ -269,7 +255,7 @@ Result run(const Options& o) {
   std::vector<std::unique_ptr<Router>> routers = start_routers(o, recorder);
   asio::io_context io;
   EndpointController endpoints(recorder, raw(routers), o.propagation, o.seed);
-  Cluster cluster(io, recorder, o.pod, endpoints, limits, o.min_ready, ip_prefix());
+  DeploymentController cluster(io, recorder, o.pod, endpoints, limits, o.min_ready, ip_prefix());
   bool interrupted = false;
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](boost::system::error_code ec, int) { interrupted = !ec; });

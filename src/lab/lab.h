@@ -4,9 +4,10 @@
 #include <map>
 #include <string>
 
-#include "lab/cluster.h"
+#include "base/delay_distribution.h"
+#include "base/int_or_percent.h"
+#include "lab/deployment_controller.h"
 #include "lab/pod.h"
-#include "lab/propagation.h"
 #include "lab/router.h"
 #include "load/load.h"
 #include "record/run_record.h"
@@ -17,11 +18,11 @@ namespace zerodrop::lab {
 struct Options {
   PodSpec pod;  // the command, port, preStop, grace, stop signal, probes
   int replicas = 3;
-  std::string max_surge = "25%";        // absolute or percent of replicas, rounded up
-  std::string max_unavailable = "25%";  // absolute or percent of replicas, rounded down
+  IntOrPercent max_surge = IntOrPercent::percent(25);        // of replicas, rounded up
+  IntOrPercent max_unavailable = IntOrPercent::percent(25);  // of replicas, rounded down
   Duration min_ready{0};                // minReadySeconds
   int nodes = 3;                        // routers
-  Propagation propagation{Propagation::Kind::fixed, std::chrono::seconds(1), {}};
+  DelayDistribution propagation = DelayDistribution::fixed(std::chrono::seconds(1));
   uint64_t seed = 1;
   Dataplane dataplane = Dataplane::l4;
   int retries = 0;  // l7 only

@@ -3,28 +3,11 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "kube/serving.h"
 #include "kube/workload.h"
 
 namespace zerodrop::lab {
 namespace {
-
-const kube::Container& pick_container(const kube::Workload& w, const std::string& name,
-                                      const std::string& path) {
-  if (w.containers.empty()) {
-    throw Error(
-        fmt::format("{}: {} '{}' has no container", path, kube::to_string(w.kind), w.meta.name));
-  }
-  if (name.empty()) {
-    return w.containers.front();
-  }
-  for (const kube::Container& c : w.containers) {
-    if (c.name == name) {
-      return c;
-    }
-  }
-  throw Error(fmt::format("{}: {} '{}' has no container named '{}'", path, kube::to_string(w.kind),
-                          w.meta.name, name));
-}
 
 HookSpec hook_of(const kube::Handler& h, const std::string& path) {
   HookSpec hook;
@@ -81,13 +64,14 @@ void apply_manifest(const std::string& path, const std::string& container, Optio
     throw Error(fmt::format("{}: no Deployment, StatefulSet or other workload found", path));
   }
   const kube::Workload& w = *found;
-  const kube::Container& c = pick_container(w, container, path);
+  kube::require_rolling_update(w);
+  const kube::Container& c = kube::serving_container(w, container);
   options.replicas = static_cast<int>(w.replicas.value_or(options.replicas));
-  if (!w.strategy.max_surge.empty()) {
-    options.max_surge = w.strategy.max_surge;
+  if (w.strategy.max_surge) {
+    options.max_surge = *w.strategy.max_surge;
   }
-  if (!w.strategy.max_unavailable.empty()) {
-    options.max_unavailable = w.strategy.max_unavailable;
+  if (w.strategy.max_unavailable) {
+    options.max_unavailable = *w.strategy.max_unavailable;
   }
   options.min_ready = std::chrono::seconds(w.min_ready_seconds);
   options.pod.grace = std::chrono::seconds(w.grace_seconds());

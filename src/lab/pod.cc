@@ -155,7 +155,7 @@ void Pod::Impl::begin_stop() {
   if (liveness) {
     liveness->stop();
   }
-  if (runs_prestop(spec.grace) && spec.prestop.kind != HookSpec::Kind::none) {
+  if (kube::runs_prestop(spec.grace) && spec.prestop.kind != HookSpec::Kind::none) {
     run_hook();
   } else {
     send_stop(Duration(0));
@@ -220,7 +220,7 @@ void Pod::Impl::send_stop(Duration prestop_spent) {
   e.detail = "stop signal SIG" + signal_name(spec.stop_signal);
   rec.event(e);
   process->send_signal(spec.stop_signal);
-  Duration delay = kill_delay(spec.grace, prestop_spent, spec.minimum_stop_grace);
+  Duration delay = kube::kill_delay(spec.grace, prestop_spent, spec.minimum_stop_grace);
   kill_timer.expires_after(delay);
   kill_timer.async_wait([this, alive = alive, delay](boost::system::error_code ec) {
     if (ec || !*alive || !process) {

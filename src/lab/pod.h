@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "base/duration.h"
-#include "lab/kubelet.h"
+#include "kube/kubelet.h"
 #include "lab/spec.h"
 #include "record/run_record.h"
 
@@ -30,7 +30,7 @@ struct PodSpec {
   int stop_signal = SIGTERM;
   ProbeSpec readiness;
   ProbeSpec liveness;
-  Duration minimum_stop_grace = kMinimumStopGrace;     // kubelet's 2 s; tests may not change it
+  Duration minimum_stop_grace = kube::kMinimumStopGrace;  // kubelet's 2 s; tests may not change it
   Duration restart_backoff = std::chrono::seconds(1);  // first restart delay, doubled up to 10 s
 };
 

@@ -1,15 +1,17 @@
 #include "sim/control_plane.h"
 
+#include <signal.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 
 #include <fmt/format.h>
 
-#include "base/error.h"
-#include "base/parse.h"
+#include "base/duration.h"
+#include "kube/kubelet.h"
+#include "kube/rollout.h"
 #include "sim/event_queue.h"
-#include "sim/kubelet.h"
 
 namespace zerodrop::sim {
 namespace {
@@ -40,6 +42,7 @@ public:
 private:
   void start_old_pods();
   void reconcile();
+  std::vector<kube::PodView> views(double now) const;
   void schedule_reconcile(double time);
   void create_pod(double time);
   void delete_pod(size_t index, double time);
@@ -67,7 +70,7 @@ private:
   bool sync_scheduled_ = false;
   double sync_free_ = 0;  // the service's sync worker is busy until then
   bool reconcile_scheduled_ = false;
-  int surge_ = 0, unavailable_ = 0;
+  kube::RolloutLimits limits_;
   int new_count_ = 0;
   int ready_committed_ = 0, serving_terminating_committed_ = 0;
 };
@@ -125,36 +128,39 @@ void Rollout::schedule_reconcile(double time) {
   });
 }
 
-// The Deployment controller's arithmetic: scale the new ReplicaSet up within maxSurge, the old
-// one down while keeping replicas - maxUnavailable available (terminating pods do not count).
-void Rollout::reconcile() {
-  double now = queue_.now();
-  int new_total = 0, new_available = 0, old_total = 0;
+constexpr int kOldRevision = 1, kNewRevision = 2;
+
+// What the Deployment controller sees at `now`: a pod's id is its index in out_.pods; a new pod
+// is available minReadySeconds after it is Ready.
+std::vector<kube::PodView> Rollout::views(double now) const {
+  std::vector<kube::PodView> out;
+  Duration min_ready = from_seconds(o_.min_ready);
   for (size_t i = 0; i < out_.pods.size(); ++i) {
     const PodTimeline& p = out_.pods[i];
-    if (deleted_[i]) {
-      continue;
+    std::optional<Duration> ready_for;
+    if (p.ready <= now) {
+      ready_for = from_seconds(now - p.ready);
     }
-    if (p.old) {
-      ++old_total;
-    } else {
-      ++new_total;
-      new_available += p.ready <= now ? 1 : 0;
-    }
+    bool ready = p.old || ready_for.has_value();
+    bool available =
+        p.old ? !deleted_[i] : kube::available(ready, deleted_[i], ready_for, min_ready);
+    out.push_back({i, p.old ? kOldRevision : kNewRevision, deleted_[i], available});
   }
-  int all = new_total + old_total;
-  int create = std::min(o_.replicas - new_total, o_.replicas + surge_ - all);
-  for (int i = 0; i < create; ++i) {
+  return out;
+}
+
+// One reconcile of the Deployment controller (kube::plan_rollout), its API calls rate-limited.
+void Rollout::reconcile() {
+  double now = queue_.now();
+  std::vector<kube::PodView> pods = views(now);
+  kube::RolloutPlan plan = kube::plan_rollout(pods, kNewRevision, limits_);
+  for (int i = 0; i < plan.create; ++i) {
     create_pod(api_.acquire(now));
   }
-  int scale_down = all - (o_.replicas - unavailable_) - (new_total - new_available);
-  for (size_t i = 0; i < out_.pods.size() && scale_down > 0; ++i) {
-    if (out_.pods[i].old && !deleted_[i]) {
-      delete_pod(i, api_.acquire(now));
-      --scale_down;
-    }
+  for (size_t index : plan.remove) {
+    delete_pod(index, api_.acquire(now));
   }
-  if (old_total == 0 && new_available == o_.replicas && out_.rollout_end == 0) {
+  if (kube::rollout_complete(pods, kNewRevision, o_.replicas) && out_.rollout_end == 0) {
     out_.rollout_end = now;
     note(now, EventKind::rollout_finished, out_.pods.size());
   }
@@ -193,6 +199,9 @@ void Rollout::start_pod(size_t index) {
     note(queue_.now(), EventKind::pod_ready, index);
     change(index, {true, {true, true, false}});
     schedule_reconcile(queue_.now());
+    if (o_.min_ready > 0) {  // the controller requeues the Deployment when it becomes available
+      queue_.at(queue_.now() + o_.min_ready, [this] { schedule_reconcile(queue_.now()); });
+    }
   });
 }
 
@@ -211,10 +220,10 @@ void Rollout::terminate(size_t index) {
   change(index, {true, {false, true, true}});
   schedule_reconcile(p.deletion);
   double kubelet = p.deletion + cp_.kubelet_delay.sample(random_);
-  StopTimes st = stop_times(o_.grace, o_.prestop);
-  p.term = kubelet + st.term;
-  double kill = kubelet + st.kill;
-  if (st.prestop_run) {
+  kube::StopTimes st = kube::stop_times(from_seconds(o_.grace), from_seconds(o_.prestop));
+  p.term = kubelet + to_seconds(st.term);
+  double kill = kubelet + to_seconds(st.kill);
+  if (st.prestop_runs) {
     note(kubelet, EventKind::prestop_started, index, fmt::format("sleep {}s", o_.prestop));
     note(p.term, EventKind::prestop_finished, index, st.prestop_cut ? "cut by grace period" : "");
   }
@@ -256,9 +265,9 @@ void Rollout::exit_pod(size_t index, double time, bool killed) {
     e.kind = EventKind::pod_exited;
     e.pod = p.name;
     if (killed) {
-      e.signal = 9;
+      e.signal = SIGKILL;
     } else if (o_.app == App::naive) {
-      e.signal = 15;
+      e.signal = SIGTERM;
     } else {
       e.exit_code = 0;
     }
@@ -347,13 +356,7 @@ void Rollout::write_slice(int slice, const std::vector<size_t>& changed, double 
 }
 
 ControlPlane Rollout::run() {
-  surge_ =
-      static_cast<int>(parse_int_or_percent(o_.max_surge, "--max-surge", o_.replicas, Round::up));
-  unavailable_ = static_cast<int>(
-      parse_int_or_percent(o_.max_unavailable, "--max-unavailable", o_.replicas, Round::down));
-  if (surge_ == 0 && unavailable_ == 0) {
-    throw Error("--max-surge and --max-unavailable cannot both be 0");
-  }
+  limits_ = kube::resolve_limits(o_.max_surge, o_.max_unavailable, o_.replicas);
   start_old_pods();
   out_.rollout_start = o_.lead;
   note(o_.lead, EventKind::rollout_started, out_.pods.size(), "restart");

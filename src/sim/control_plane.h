@@ -53,8 +53,9 @@ struct ControlPlane {
   std::vector<record::Event> record;  // pod lifecycle, endpoint changes, rollout steps
 };
 
-// Simulates the Deployment rollout (maxSurge/maxUnavailable), each pod's kubelet termination and
-// the EndpointSlice controller with its API token bucket. Throws Error on an impossible strategy.
+// Simulates the Deployment rollout (kube::plan_rollout: maxSurge, maxUnavailable resolved as the
+// controller does, minReadySeconds), each pod's kubelet termination (kube::stop_times) and the
+// EndpointSlice controller with its API token bucket.
 ControlPlane simulate_control_plane(const Options& options, Random& random);
 
 }  // namespace zerodrop::sim

@@ -5,20 +5,12 @@
 #include <fmt/format.h>
 
 #include "base/duration.h"
-#include "base/error.h"
-#include "base/text.h"
 
 namespace zerodrop::sim {
 namespace {
 
-constexpr double kZ99 = 2.3263478740408408;  // the standard normal's 99th percentile
-
 double normal_cdf(double x) {
   return 0.5 * std::erfc(-x / std::sqrt(2.0));
-}
-
-double seconds_of(std::string_view text, std::string_view what) {
-  return to_seconds(parse_duration(trim(text), what));
 }
 
 }  // namespace
@@ -106,29 +98,20 @@ std::string Distribution::to_string() const {
   return "";
 }
 
+Distribution Distribution::of(const DelayDistribution& d) {
+  switch (d.kind) {
+    case DelayDistribution::Kind::fixed:
+      return fixed(to_seconds(d.a));
+    case DelayDistribution::Kind::uniform:
+      return uniform(to_seconds(d.a), to_seconds(d.b));
+    case DelayDistribution::Kind::lognormal:
+      return quantiles(to_seconds(d.a), to_seconds(d.b));
+  }
+  return fixed(to_seconds(d.a));
+}
+
 Distribution parse_distribution(std::string_view text, std::string_view what) {
-  text = trim(text);
-  if (auto dots = text.find(".."); dots != std::string_view::npos) {
-    double low = seconds_of(text.substr(0, dots), what);
-    double high = seconds_of(text.substr(dots + 2), what);
-    if (high < low) {
-      throw Error(fmt::format("{}: range '{}' ends before it starts", what, text));
-    }
-    return Distribution::uniform(low, high);
-  }
-  if (text.starts_with("p50=")) {
-    auto parts = split(text, ',');
-    if (parts.size() != 2 || !trim(parts[1]).starts_with("p99=")) {
-      throw Error(fmt::format("{}: expected 'p50=D,p99=D', got '{}'", what, text));
-    }
-    double p50 = seconds_of(parts[0].substr(4), what);
-    double p99 = seconds_of(trim(parts[1]).substr(4), what);
-    if (p50 <= 0 || p99 < p50) {
-      throw Error(fmt::format("{}: need 0 < p50 <= p99, got '{}'", what, text));
-    }
-    return Distribution::quantiles(p50, p99);
-  }
-  return Distribution::fixed(seconds_of(text, what));
+  return Distribution::of(parse_delay_distribution(text, what));
 }
 
 }  // namespace zerodrop::sim

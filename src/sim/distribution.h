@@ -3,12 +3,13 @@
 #include <string>
 #include <string_view>
 
+#include "base/delay_distribution.h"
 #include "sim/random.h"
 
 namespace zerodrop::sim {
 
-// A distribution of a duration in virtual seconds: fixed ("2s"), uniform ("1s..3s") or log-normal
-// given by two quantiles ("p50=1s,p99=6s"), the same forms the lab's --propagation accepts.
+// A distribution of a duration in virtual seconds: the sim's form of a DelayDistribution (the
+// grammar "2s", "1s..3s", "p50=1s,p99=6s" every engine reads), converted at the sim's boundary.
 struct Distribution {
   enum class Kind { fixed, uniform, lognormal };
   Kind kind = Kind::fixed;
@@ -22,6 +23,9 @@ struct Distribution {
   // Log-normal with the given median and 99th percentile (p99 >= p50 > 0).
   static Distribution quantiles(double p50, double p99);
 
+  // The same distribution in seconds.
+  static Distribution of(const DelayDistribution& d);
+
   double sample(Random& random) const;
   double mean() const;
   double median() const;
@@ -31,8 +35,7 @@ struct Distribution {
   std::string to_string() const;
 };
 
-// Parses "2s", "1s..3s" or "p50=1s,p99=6s" (any duration base/duration.h reads). Throws Error
-// "<what>: …" naming the culprit.
+// parse_delay_distribution() in the sim's units. Throws Error "<what>: …" naming the culprit.
 Distribution parse_distribution(std::string_view text, std::string_view what);
 
 }  // namespace zerodrop::sim

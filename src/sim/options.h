@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "base/int_or_percent.h"
 #include "record/scenario.h"
 #include "sim/distribution.h"
 #include "sim/profile.h"
@@ -38,8 +39,9 @@ struct Options {
   // Workload (kubelet arithmetic, reference §1.2).
   double prestop = 0;  // preStop sleep, seconds (0 = none)
   double grace = 30;   // terminationGracePeriodSeconds
-  std::string max_surge = "25%";
-  std::string max_unavailable = "25%";
+  IntOrPercent max_surge = IntOrPercent::percent(25);
+  IntOrPercent max_unavailable = IntOrPercent::percent(25);
+  double min_ready = 0;  // minReadySeconds
   App app = App::naive;
   double graceful_delay = 5;
   double linger = 3;  // linger: stop signal -> exit (the example's default)

@@ -55,8 +55,8 @@ void describe(const Options& o, Result& result) {
   typed.prestop = record::PreStop{o.prestop > 0 ? fmt::format("sleep:{}", o.prestop) : "none",
                                   from_seconds(o.prestop)};
   typed.grace = from_seconds(o.grace);
-  typed.max_surge = IntOrPercent::parse(o.max_surge, "--max-surge");
-  typed.max_unavailable = IntOrPercent::parse(o.max_unavailable, "--max-unavailable");
+  typed.max_surge = o.max_surge;
+  typed.max_unavailable = o.max_unavailable;
   typed.readiness = o.readiness == Readiness::probed
                         ? record::Readiness{record::ProbeKind::http, "/ready"}
                         : record::Readiness{record::ProbeKind::tcp, ""};

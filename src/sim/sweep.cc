@@ -102,7 +102,7 @@ void apply(Options& options, SweepParameter parameter, double value) {
       options.grace = value;
       break;
     case SweepParameter::max_unavailable:
-      options.max_unavailable = std::to_string(static_cast<int64_t>(value));
+      options.max_unavailable = IntOrPercent::count(static_cast<int64_t>(value));
       break;
   }
 }

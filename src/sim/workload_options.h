@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "kube/workload.h"
@@ -8,10 +9,14 @@
 namespace zerodrop::sim {
 
 // Copies what the simulator models from a workload into `options`: replicas, maxSurge and
-// maxUnavailable, terminationGracePeriodSeconds, the preStop delay (native sleep, or an exec
-// "sleep N"), and the readiness probe (httpGet = probed truthfully, tcpSocket = lies; its period).
-// `container` names the container ("" = the first). Throws Error for an unknown container or a
-// strategy the simulator does not roll (Recreate, OnDelete).
-void apply_workload(Options& options, const kube::Workload& workload, const std::string& container);
+// maxUnavailable, minReadySeconds, terminationGracePeriodSeconds, the preStop delay
+// (kube::pre_stop_delay) and the readiness probe (httpGet = probed truthfully, tcpSocket = lies;
+// its period). `container` names the container ("" = kube::serving_container's choice). Throws
+// Error "file:line:col: …" for an unknown container or a workload lab and sim cannot roll
+// (kube::require_rolling_update). Returns "file:line:col: …" saying why when the preStop's delay
+// cannot be known from the manifest (an httpGet, a program other than sleep); options.prestop is
+// then left as it was, for the caller to require --prestop.
+std::optional<std::string> apply_workload(Options& options, const kube::Workload& workload,
+                                          const std::string& container);
 
 }  // namespace zerodrop::sim

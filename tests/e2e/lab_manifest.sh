@@ -46,5 +46,5 @@ expect_grep '"detail":"grace period 6s"' "$WORK/run/events.ndjson"
 [ "$(grep -c '"failed":true' "$WORK/run/requests.ndjson" || true)" = 0 ] || fail "requests failed"
 
 expect_exit 2 "$ZERODROP" lab -f "$WORK/deploy.yaml" --container nope -- true
-expect_grep "has no container named 'nope'" "$WORK/err"
+expect_grep "12:5: Deployment 'web' has no container 'nope'" "$WORK/err"
 echo "manifest: replicas, preStop and grace taken from deploy.yaml; 0 failures"

@@ -17,7 +17,7 @@ check "--sweep: unknown parameter 'replicas'" --sweep replicas=1..3
 check "--budget" --budget 'no failures please'
 check "--prestop" --prestop soon
 check "--propagation" --propagation 3s..1s
-check "--max-surge and --max-unavailable cannot both be 0" --max-surge 0 --max-unavailable 0
+check "--max-surge, --max-unavailable: maxSurge and maxUnavailable may not both be 0" --max-surge 0 --max-unavailable 0
 check "--app: unknown app 'sloppy'" --app sloppy
 check "cannot read profile" --profile "$WORK/missing.yaml"
 

@@ -33,4 +33,24 @@ expect_exit 1 "$ZERODROP" sim -f "$WORK/deploy.yaml" --profile lab --rate 100 --
 expect_grep 'preStop 0s, grace 40s' "$WORK/out"
 expect_exit 2 "$ZERODROP" sim -f "$WORK/deploy.yaml" --container sidecar
 expect_grep "no container 'sidecar'" "$WORK/err"
+# An exec preStop is read as audit reads it: `sh -c "sleep 5s"` is a 5 s delay (was silently none).
+sed 's/sleep: {seconds: 12}/exec: {command: [sh, -c, "sleep 5s"]}/' "$WORK/deploy.yaml" > "$WORK/shell.yaml"
+expect_exit 0 "$ZERODROP" sim -f "$WORK/shell.yaml" --profile lab --app graceful --rate 100
+expect_grep 'preStop 5s, grace 40s' "$WORK/out"
+# A preStop whose duration the manifest does not tell is an error naming file:line, unless
+# --prestop says it.
+sed 's/sleep: {seconds: 12}/exec: {command: [\/wait-shutdown]}/' "$WORK/deploy.yaml" > "$WORK/unknown.yaml"
+expect_exit 2 "$ZERODROP" sim -f "$WORK/unknown.yaml" --profile lab
+expect_grep "unknown.yaml:18:13: preStop exec /wait-shutdown of container 'app' runs for a time" "$WORK/err"
+expect_exit 0 "$ZERODROP" sim -f "$WORK/unknown.yaml" --profile lab --app graceful --prestop 3s
+# Recreate is refused by sim and lab alike, naming the line.
+sed 's/rollingUpdate: {maxSurge: 1, maxUnavailable: 0}/type: Recreate/' "$WORK/deploy.yaml" > "$WORK/recreate.yaml"
+expect_exit 2 "$ZERODROP" sim -f "$WORK/recreate.yaml" --profile lab
+expect_grep "recreate.yaml:8:5: strategy Recreate of Deployment 'web' is not a rolling update" "$WORK/err"
+expect_exit 2 "$ZERODROP" lab -f "$WORK/recreate.yaml" -- true
+expect_grep "recreate.yaml:8:5: strategy Recreate of Deployment 'web' is not a rolling update" "$WORK/err"
+# maxSurge and maxUnavailable both written as 0: refused at the manifest's line.
+sed 's/maxSurge: 1, maxUnavailable: 0/maxSurge: 0, maxUnavailable: 0/' "$WORK/deploy.yaml" > "$WORK/zero.yaml"
+expect_exit 2 "$ZERODROP" sim -f "$WORK/zero.yaml" --profile lab
+expect_grep "zero.yaml:8:34: Deployment 'web': maxSurge and maxUnavailable may not both be 0" "$WORK/err"
 echo "ok"

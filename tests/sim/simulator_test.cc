@@ -90,8 +90,8 @@ TEST(Simulator, ShortGraceCutsALongDrain) {
 TEST(Simulator, OneReplicaWithMaxUnavailableOneHasNoEndpointsAtAnIngress) {
   Options o = lab_scenario();
   o.replicas = 1;
-  o.max_surge = "0";
-  o.max_unavailable = "1";
+  o.max_surge = IntOrPercent::count(0);
+  o.max_unavailable = IntOrPercent::count(1);
   o.app = App::graceful;
   o.prestop = 5;
   o.profile = load_profile("gke");
@@ -150,8 +150,8 @@ TEST(Simulator, IngressRetriesHideASingleRefusingPod) {
   o.profile = load_profile("gke");
   o.dataplane = Dataplane::ingress_nginx;
   o.replicas = 6;
-  o.max_surge = "1";
-  o.max_unavailable = "0";
+  o.max_surge = IntOrPercent::count(1);
+  o.max_unavailable = IntOrPercent::count(0);
   Result r = simulate(o);
   EXPECT_EQ(failures(r, Hole::deregistration_race), 0u);
   EXPECT_EQ(r.routers, 2);

@@ -1,6 +1,6 @@
 // Asio trips -Wnull-dereference at -O2 (false positives inside io_context; GCC 12).
 #pragma GCC diagnostic ignored "-Wnull-dereference"
-#include "lab/cluster.h"
+#include "lab/deployment_controller.h"
 
 #include <algorithm>
 
@@ -15,9 +15,10 @@ namespace zerodrop::lab {
 
 using record::EventKind;
 
-Cluster::Cluster(boost::asio::io_context& io, Recorder& recorder, const PodSpec& spec,
-                 EndpointController& endpoints, RolloutLimits limits, Duration min_ready,
-                 std::string ip_prefix)
+DeploymentController::DeploymentController(boost::asio::io_context& io, Recorder& recorder,
+                                           const PodSpec& spec, EndpointController& endpoints,
+                                           kube::RolloutLimits limits, Duration min_ready,
+                                           std::string ip_prefix)
     : io_(io),
       recorder_(recorder),
       spec_(spec),
@@ -26,17 +27,17 @@ Cluster::Cluster(boost::asio::io_context& io, Recorder& recorder, const PodSpec&
       min_ready_(min_ready),
       ip_prefix_(std::move(ip_prefix)) {}
 
-Cluster::~Cluster() {
+DeploymentController::~DeploymentController() {
   kill_all("the lab ends");
 }
 
-void Cluster::create_initial_pods() {
+void DeploymentController::create_initial_pods() {
   for (int i = 0; i < limits_.replicas; ++i) {
     add_pod(revision_);
   }
 }
 
-Pod& Cluster::add_pod(int revision) {
+Pod& DeploymentController::add_pod(int revision) {
   int index = next_index_++;
   std::string ip = fmt::format("{}{}.{}", ip_prefix_, index / 250, index % 250 + 2);
   PodSpec spec = spec_;
@@ -52,7 +53,7 @@ Pod& Cluster::add_pod(int revision) {
   return pod;
 }
 
-void Cluster::publish(const Pod& pod) {
+void DeploymentController::publish(const Pod& pod) {
   if (pod.gone()) {
     endpoints_.remove(pod.name());
     return;
@@ -61,26 +62,32 @@ void Cluster::publish(const Pod& pod) {
       {pod.name(), pod.ip(), pod.port(), conditions_of(pod.ready(), pod.terminating())});
 }
 
-bool Cluster::all_ready() const {
+bool DeploymentController::all_ready() const {
   return std::all_of(pods_.begin(), pods_.end(),
                      [](const auto& p) { return p->gone() || p->ready(); });
 }
 
-std::vector<PodView> Cluster::views() const {
-  std::vector<PodView> out;
+// Live pods in creation order; a pod's id is its slot in pods_.
+std::vector<kube::PodView> DeploymentController::views() const {
+  std::vector<kube::PodView> out;
   record::Micros now = recorder_.now();
-  for (const auto& p : pods_) {
-    if (p->gone()) {
+  for (size_t slot = 0; slot < pods_.size(); ++slot) {
+    const Pod& p = *pods_[slot];
+    if (p.gone()) {
       continue;
     }
-    std::optional<record::Micros> since = p->ready_since();
-    bool available = p->ready() && !p->terminating() && since && now - *since >= min_ready_;
-    out.push_back({p->name(), p->revision(), p->terminating(), available});
+    std::optional<record::Micros> since = p.ready_since();
+    std::optional<Duration> ready_for;
+    if (since) {
+      ready_for = now - *since;
+    }
+    bool available = kube::available(p.ready(), p.terminating(), ready_for, min_ready_);
+    out.push_back({slot, p.revision(), p.terminating(), available});
   }
   return out;
 }
 
-void Cluster::start(Action action, int scale_to) {
+void DeploymentController::start(Action action, int scale_to) {
   started_ = true;
   switch (action) {
     case Action::restart:
@@ -96,46 +103,45 @@ void Cluster::start(Action action, int scale_to) {
       limits_.replicas = scale_to;
       // ReplicaSet scale-down deletes the most recently created pods (views() is in creation
       // order) first.
-      std::vector<PodView> live = views();
-      RolloutPlan plan;
+      std::vector<kube::PodView> live = views();
+      kube::RolloutPlan plan;
       for (size_t i = static_cast<size_t>(std::max(0, scale_to)); i < live.size(); ++i) {
-        plan.remove.push_back(live[i].name);
+        plan.remove.push_back(live[i].id);
       }
       apply(plan);
       break;
     }
     case Action::delete_pod: {
-      std::vector<PodView> live = views();
+      std::vector<kube::PodView> live = views();
       recorder_.pod_event(EventKind::rollout_started, "", "delete one pod");
       if (!live.empty()) {
-        apply({0, {live.front().name}});
+        apply({0, {live.front().id}});
       }
       break;
     }
   }
 }
 
-void Cluster::apply(const RolloutPlan& plan) {
+void DeploymentController::apply(const kube::RolloutPlan& plan) {
   for (int i = 0; i < plan.create; ++i) {
     Pod& pod = add_pod(revision_);
     recorder_.pod_event(EventKind::rollout_step, pod.name(),
                         fmt::format("created {} (revision {})", pod.name(), revision_));
   }
-  for (const std::string& name : plan.remove) {
-    auto it =
-        std::find_if(pods_.begin(), pods_.end(), [&](const auto& p) { return p->name() == name; });
-    recorder_.pod_event(EventKind::rollout_step, name, fmt::format("deleting {}", name));
-    (*it)->delete_pod();
+  for (size_t slot : plan.remove) {
+    Pod& pod = *pods_[slot];
+    recorder_.pod_event(EventKind::rollout_step, pod.name(),
+                        fmt::format("deleting {}", pod.name()));
+    pod.delete_pod();
   }
 }
 
-bool Cluster::reconcile() {
-  std::vector<PodView> live = views();
-  apply(plan_rollout(live, revision_, limits_));
+bool DeploymentController::reconcile() {
+  apply(kube::plan_rollout(views(), revision_, limits_));
   if (!started_) {
     return false;
   }
-  if (!finished_ && rollout_complete(views(), revision_, limits_.replicas)) {
+  if (!finished_ && kube::rollout_complete(views(), revision_, limits_.replicas)) {
     finished_ = true;
     recorder_.pod_event(
         EventKind::rollout_finished, "",
@@ -144,7 +150,7 @@ bool Cluster::reconcile() {
   return finished_ && terminating_count() == 0;
 }
 
-void Cluster::kill_all(const std::string& why) {
+void DeploymentController::kill_all(const std::string& why) {
   for (const auto& p : pods_) {
     if (!p->gone()) {
       p->kill_now(why);
@@ -152,12 +158,12 @@ void Cluster::kill_all(const std::string& why) {
   }
 }
 
-int Cluster::ready_count() const {
+int DeploymentController::ready_count() const {
   return static_cast<int>(std::count_if(
       pods_.begin(), pods_.end(), [](const auto& p) { return p->ready() && !p->terminating(); }));
 }
 
-int Cluster::terminating_count() const {
+int DeploymentController::terminating_count() const {
   return static_cast<int>(std::count_if(
       pods_.begin(), pods_.end(), [](const auto& p) { return p->terminating() && !p->gone(); }));
 }

@@ -1,8 +1,34 @@
-#include "lab/rollout.h"
+#include "kube/rollout.h"
 
 #include <algorithm>
 
-namespace zerodrop::lab {
+namespace zerodrop::kube {
+
+std::optional<std::string> invalid_limits(const IntOrPercent& max_surge,
+                                          const IntOrPercent& max_unavailable) {
+  if (max_surge.value() == 0 && max_unavailable.value() == 0) {
+    return "maxSurge and maxUnavailable may not both be 0 (the rollout could not progress; the "
+           "API server rejects such a Deployment)";
+  }
+  return std::nullopt;
+}
+
+RolloutLimits resolve_limits(const IntOrPercent& max_surge, const IntOrPercent& max_unavailable,
+                             int replicas) {
+  RolloutLimits limits;
+  limits.replicas = replicas;
+  limits.max_surge = static_cast<int>(max_surge.resolve(replicas, Round::up));
+  limits.max_unavailable = static_cast<int>(max_unavailable.resolve(replicas, Round::down));
+  if (limits.max_surge == 0 && limits.max_unavailable == 0) {
+    limits.max_unavailable = 1;  // ResolveFenceposts: the rollout must be able to progress
+  }
+  return limits;
+}
+
+bool available(bool ready, bool terminating, std::optional<Duration> ready_for,
+               Duration min_ready) {
+  return ready && !terminating && ready_for && *ready_for >= min_ready;
+}
 
 RolloutPlan plan_rollout(const std::vector<PodView>& pods, int revision,
                          const RolloutLimits& limits) {
@@ -46,7 +72,7 @@ RolloutPlan plan_rollout(const std::vector<PodView>& pods, int revision,
       }
       --removable_available;
     }
-    plan.remove.push_back(p->name);
+    plan.remove.push_back(p->id);
     --max_scaled_down;
   }
   return plan;
@@ -66,4 +92,4 @@ bool rollout_complete(const std::vector<PodView>& pods, int revision, int replic
   return available == replicas;
 }
 
-}  // namespace zerodrop::lab
+}  // namespace zerodrop::kube

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "kube/rollout.h"
 #include "lab/pod.h"
-#include "lab/rollout.h"
 
 namespace boost::asio {
 class io_context;
@@ -23,15 +23,15 @@ enum class Action {
   delete_pod,  // kubectl delete pod: one pod deleted, its ReplicaSet replaces it
 };
 
-// The control plane of the emulated cluster: the pods (kubelet), the Deployment / ReplicaSet
-// controller and the feed of pod states into the endpoint controller. Control thread only.
-class Cluster {
+// The Deployment / ReplicaSet controller of the emulated cluster, with its pods (kubelet) and the
+// feed of pod states into the endpoint controller. Control thread only.
+class DeploymentController {
 public:
   // `ip_prefix` is "127.B." (pods get 127.B.C.D). Pods are named pod-1, pod-2, …
-  Cluster(boost::asio::io_context& io, Recorder& recorder, const PodSpec& spec,
-          EndpointController& endpoints, RolloutLimits limits, Duration min_ready,
-          std::string ip_prefix);
-  ~Cluster();
+  DeploymentController(boost::asio::io_context& io, Recorder& recorder, const PodSpec& spec,
+                       EndpointController& endpoints, kube::RolloutLimits limits,
+                       Duration min_ready, std::string ip_prefix);
+  ~DeploymentController();
 
   // Creates `replicas` pods of revision 1. Throws Error when the command cannot run.
   void create_initial_pods();
@@ -49,14 +49,14 @@ public:
 private:
   Pod& add_pod(int revision);
   void publish(const Pod& pod);
-  std::vector<PodView> views() const;
-  void apply(const RolloutPlan& plan);
+  std::vector<kube::PodView> views() const;
+  void apply(const kube::RolloutPlan& plan);
 
   boost::asio::io_context& io_;
   Recorder& recorder_;
   PodSpec spec_;
   EndpointController& endpoints_;
-  RolloutLimits limits_;
+  kube::RolloutLimits limits_;
   Duration min_ready_;
   std::string ip_prefix_;
   std::vector<std::unique_ptr<Pod>> pods_;

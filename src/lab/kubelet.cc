@@ -1,1 +1,0 @@
-#include "lab/kubelet.h"
