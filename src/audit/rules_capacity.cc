@@ -94,14 +94,15 @@ void check_full_outage(const WorkloadView& view, Findings& out) {
     return;
   }
   bool daemon = w.kind == kube::WorkloadKind::daemon_set;
-  if (s.max_unavailable.empty() || (!daemon && w.kind != kube::WorkloadKind::stateful_set)) {
+  if (!s.max_unavailable || (!daemon && w.kind != kube::WorkloadKind::stateful_set)) {
     return;
   }
+  const IntOrPercent& max_unavailable = *s.max_unavailable;
   // A DaemonSet's percentage is of its nodes, unknown here: only 100% is sure to take all.
-  bool all = daemon ? s.max_unavailable.ends_with('%')
-                          && scaled(s.max_unavailable, 100, Round::down) >= 100
+  bool all = daemon ? max_unavailable.unit() == IntOrPercent::Unit::percent
+                          && max_unavailable.resolve(100, Round::down) >= 100
                     : view.replica_floor() >= 2  // one replica: replicas-too-few says it
-                          && scaled(s.max_unavailable, view.replica_floor(), Round::down)
+                          && max_unavailable.resolve(view.replica_floor(), Round::down)
                                  >= view.replica_floor();
   if (!all) {
     return;
@@ -112,10 +113,10 @@ void check_full_outage(const WorkloadView& view, Findings& out) {
       written ? s.marks.at("maxUnavailable") : w.marks.at("spec.strategy"),
       daemon ? fmt::format("maxUnavailable {} updates the pods of every node at once: each "
                            "rollout is a full outage for the Services that route to it",
-                           s.max_unavailable)
+                           max_unavailable.to_string())
              : fmt::format("maxUnavailable {} with {} replicas updates every pod at once: each "
                            "rollout is a full outage for the Services that route to it",
-                           s.max_unavailable, view.replica_floor()),
+                           max_unavailable.to_string(), view.replica_floor()),
       "set updateStrategy.rollingUpdate.maxUnavailable: 1"));
 }
 
