@@ -10,7 +10,9 @@ command -v dpkg >/dev/null && command -v cpack >/dev/null || skip "dpkg or cpack
 cpack -G DEB --config "$BUILD_DIR/CPackConfig.cmake" -B "$WORK/pkg" >"$WORK/cpack.log" 2>&1 \
   || { cat "$WORK/cpack.log"; fail "cpack -G DEB failed"; }
 deb=$(ls "$WORK"/pkg/zerodrop_*.deb)
-dpkg-deb --info "$deb" | grep -q "Package: zerodrop" || fail "$deb is not a zerodrop package"
+# --field, not --info | grep -q: grep -q exits at the first match and under pipefail the writer's
+# SIGPIPE would fail the pipeline.
+[ "$(dpkg-deb --field "$deb" Package)" = zerodrop ] || fail "$deb is not a zerodrop package"
 
 root="$WORK/root"
 mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates"
@@ -26,13 +28,14 @@ for f in /usr/bin/zerodrop /usr/bin/zerodrop-sleep /usr/share/man/man1/zerodrop.
   grep -qx "$f" "$WORK/files" || fail "dpkg -L zerodrop does not list $f"
   [ -f "$root$f" ] || fail "$f is listed but not installed"
 done
-"$root/usr/bin/zerodrop" --version | grep -q "zerodrop" || fail "the installed zerodrop does not run"
+[[ "$("$root/usr/bin/zerodrop" --version)" == *zerodrop* ]] || fail "the installed zerodrop does not run"
 
 # The man page renders and names every command that --help lists.
 if command -v man >/dev/null; then
   man -l "$root/usr/share/man/man1/zerodrop.1.gz" >"$WORK/man.txt" 2>/dev/null
   for c in $("$ZERODROP" --help | awk '/^Subcommands:/ {on = 1; next} on && /^$/ {exit} on {print $1}'); do
-    grep -q "^       $c\$" "$WORK/man.txt" || fail "the man page does not describe '$c'"
+    # A short tag shares its line with the description (man's .TP layout); a long one stands alone.
+  grep -Eq "^       $c( |\$)" "$WORK/man.txt" || fail "the man page does not describe '$c'"
   done
 fi
 
