@@ -14,6 +14,8 @@
 #include <string>
 #include <string_view>
 
+#include <gtest/gtest.h>
+
 namespace zerodrop::testing {
 
 // Sends `request` (any number of requests) on one connection to 127.0.0.1:`port` and reads until
@@ -65,6 +67,23 @@ inline size_t occurrences(std::string_view text, std::string_view what) {
     ++n;
   }
   return n;
+}
+
+// The request both proxies' HEAD tests send: a HEAD, then a GET on the same connection.
+inline constexpr std::string_view kHeadThenGet =
+    "HEAD / HTTP/1.1\r\nHost: t\r\n\r\n"
+    "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
+
+// Checks a proxy's answer to kHeadThenGet from a server that sends "Content-Length: 2" on HEAD
+// and "ok" on GET: the HEAD answer keeps the length and has no body, the GET follows intact.
+inline void expect_head_then_get(const std::string& response) {
+  EXPECT_EQ(occurrences(response, "HTTP/1.1 200 OK"), 2u) << response;
+  size_t second = response.find("HTTP/1.1", 1);
+  ASSERT_NE(second, std::string::npos) << response;
+  std::string head = response.substr(0, second);
+  EXPECT_NE(head.find("Content-Length: 2\r\n"), std::string::npos) << head;
+  EXPECT_TRUE(head.ends_with("\r\n\r\n")) << "a body after the HEAD response: " << head;
+  EXPECT_TRUE(response.ends_with("\r\n\r\nok")) << response;
 }
 
 }  // namespace zerodrop::testing
