@@ -17,7 +17,9 @@ deb=$(ls "$WORK"/pkg/zerodrop_*.deb)
 root="$WORK/root"
 mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates"
 touch "$root/var/lib/dpkg/status" "$root/var/lib/dpkg/available"
-dpkg_root() { dpkg --root="$root" --log=/dev/null --force-script-chrootless "$@"; }
+# The private root's package database is empty, so no Depends (libc6, and in a sanitizer build
+# libasan8) can be met there: --force-depends installs anyway; the host provides those libraries.
+dpkg_root() { dpkg --root="$root" --log=/dev/null --force-script-chrootless --force-depends "$@"; }
 
 dpkg_root -i "$deb" >"$WORK/install.log" 2>&1 || { cat "$WORK/install.log"; fail "dpkg -i failed"; }
 dpkg_root -L zerodrop >"$WORK/files"
