@@ -107,6 +107,16 @@ TEST(ProbeRules, QueryStringsAndPathsMakeHandlersDifferent) {
       << "an empty path is /";
 }
 
+TEST(ProbeRules, IdenticalTcpConnectsAreNoLivenessHole) {
+  // A datastore's usual probes: both connect to its port. The process cannot fail readiness to
+  // shed load or drain without closing the port, so liveness failing too adds nothing.
+  std::string db = "[{name: redis, containerPort: 6379}]";
+  EXPECT_FALSE(has(audit_text(service("redis")
+                              + deployment(probes(db, "{tcpSocket: {port: 6379}}",
+                                                  "{tcpSocket: {port: redis}}"))),
+                   id::kProbesIdentical));
+}
+
 TEST(ProbeRules, AggressiveLivenessKillsUnderLoad) {
   auto found = with_rule(
       audit_text(
