@@ -56,10 +56,11 @@ std::vector<int> metrics_flag_ports(const Container& c) {
   std::vector<int> out;
   for (size_t i = 0; i < argv.size(); ++i) {
     std::string_view arg = argv[i];
-    if (!arg.starts_with("-")) {
-      continue;
+    size_t name_at = arg.find_first_not_of('-');
+    if (!arg.starts_with("-") || name_at == std::string_view::npos) {
+      continue;  // an operand, or "-" / "--"
     }
-    arg.remove_prefix(arg.find_first_not_of('-'));
+    arg.remove_prefix(name_at);
     size_t eq = arg.find('=');
     std::string_view flag = arg.substr(0, eq);
     if (!metrics_flag(flag)) {
@@ -133,10 +134,11 @@ std::string leader_election(const Container& c) {
   std::vector<std::string> argv = c.command;
   argv.insert(argv.end(), c.args.begin(), c.args.end());
   for (std::string_view arg : argv) {
-    if (!arg.starts_with("-")) {
-      continue;
+    size_t name_at = arg.find_first_not_of('-');
+    if (!arg.starts_with("-") || name_at == std::string_view::npos) {
+      continue;  // an operand, or "-" / "--"
     }
-    std::string_view flag = arg.substr(arg.find_first_not_of('-'));
+    std::string_view flag = arg.substr(name_at);
     std::string_view name = flag.substr(0, flag.find('='));
     if ((name == "leader-elect" || name == "enable-leader-election" || name == "leader-election"
          || name == "leader-elect-enabled")

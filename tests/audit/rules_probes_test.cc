@@ -41,9 +41,12 @@ TEST(ProbeRules, ReadinessMissingOnAServingContainer) {
 TEST(ProbeRules, OnlyTheContainerTheServiceTargetsMustBeReady) {
   std::string two = probes(kHttpPort, "{httpGet: {path: /ready, port: http}}") +
                     "        - name: metrics-sidecar\n          image: exporter:1\n"
-                    "          ports: [{name: metrics, containerPort: 9100}]\n";
+                    "          ports: [{name: admin, containerPort: 9100}]\n";
   EXPECT_FALSE(has(audit_text(service() + deployment(two)), id::kReadinessMissing));
-  EXPECT_TRUE(has(audit_text(service("metrics") + deployment(two)), id::kReadinessMissing));
+  EXPECT_TRUE(has(audit_text(service("admin") + deployment(two)), id::kReadinessMissing));
+  // A Service that targets a metrics port carries scrapes only: no client waits on readiness.
+  EXPECT_FALSE(
+      has(audit_text(service("9100", "metrics") + deployment(two)), id::kReadinessMissing));
 }
 
 TEST(ProbeRules, TcpReadinessOnAPortThatServesHttp) {

@@ -1,8 +1,15 @@
 // What counts as traffic: metrics-only Services, and workloads that must run as one pod.
 #include "audit/traffic.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include <gtest/gtest.h>
 
+#include "audit/output.h"
 #include "audit/rule.h"
 #include "audit_testing.h"
 
@@ -89,6 +96,26 @@ TEST(Traffic, ServiceMonitorSelectingTheServiceMarksItsPort) {
                   rule_id::kPreStopMissing));
   EXPECT_TRUE(has(audit_text(monitor("{team: a}", "admin") + service + deployment(kBareContainer)),
                   rule_id::kPreStopMissing));
+}
+
+TEST(Traffic, ServiceMonitorInAnotherFileIsSeenWhenStreaming) {
+  // What `zerodrop audit` runs: two passes, the monitor in a file after the workload's.
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("zerodrop-traffic-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "a.yaml") << metrics_service("web", "", "{team: a}")
+                                << deployment(kBareContainer);
+  std::ofstream(dir / "b.yaml") << "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\n"
+                                   "metadata: {name: web}\nspec:\n  selector: {matchLabels: "
+                                   "{team: a}}\n  endpoints: [{port: web}]\n";
+  Options o;
+  o.paths = {dir.string()};
+  std::ostringstream out;
+  audit_stream(o, *json_sink(out));
+  fs::remove_all(dir);
+  EXPECT_EQ(out.str().find("prestop-missing"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("ServiceMonitor 'web' scrapes the port"), std::string::npos)
+      << out.str();
 }
 
 TEST(Traffic, MetricsBindAddressFlagNamesTheMetricsPort) {
