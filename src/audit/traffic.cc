@@ -163,17 +163,17 @@ std::string_view image_name(std::string_view image) {
 
 // Servers that keep their data in the pod and replicate only when configured to (a second
 // replica of a single-instance one is a second, diverging store): "postgres", "rs-mongodb",
-// "mysql-server"; not their routers, proxies, exporters or operators.
+// "mysql-server"; not their routers, proxies, exporters, operators, UIs or config reloaders.
 bool datastore_image(std::string_view image) {
   constexpr std::array kStores = {
       "postgres", "postgresql", "mysql",         "mariadb",    "mongo",     "mongodb",
       "redis",    "valkey",     "keydb",         "rabbitmq",   "kafka",     "zookeeper",
       "etcd",     "cassandra",  "minio",         "nats",       "influxdb",  "couchdb",
       "neo4j",    "memgraph",   "elasticsearch", "opensearch", "clickhouse"};
-  constexpr std::array kClients = {"router",  "proxy",     "exporter",   "operator",  "backup",
-                                   "client",  "ui",        "admin",      "sentinel",  "connect",
-                                   "bouncer", "pgbouncer", "controller", "dashboard", "web",
-                                   "express", "commander", "insight",    "exporter"};
+  constexpr std::array kClients = {
+      "router",    "proxy",   "exporter", "operator",  "backup",     "client",    "ui",  "admin",
+      "sentinel",  "connect", "bouncer",  "pgbouncer", "controller", "dashboard", "web", "express",
+      "commander", "insight", "reloader", "config",    "boot",       "init",      "cli"};
   bool store = false;
   std::string_view name = image_name(image);
   while (!name.empty()) {

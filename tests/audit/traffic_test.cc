@@ -201,8 +201,9 @@ TEST(Traffic, SingleInstanceDatastoresAreNotToldToAddReplicas) {
         << image;
   }
   // Their routers, exporters and operators are not datastores.
-  for (const char* image : {"mysql/mysql-router:8.0", "oliver006/redis_exporter:v1.5",
-                            "ghcr.io/zalando/postgres-operator-ui:v2"}) {
+  for (const char* image :
+       {"mysql/mysql-router:8.0", "oliver006/redis_exporter:v1.5",
+        "ghcr.io/zalando/postgres-operator-ui:v2", "natsio/nats-server-config-reloader:0.6.2"}) {
     std::string container = std::string("          image: ") + image + "\n";
     EXPECT_TRUE(has(audit_text(testing::service("6446", "db") + deployment(container)),
                     rule_id::kTooFewReplicas))
