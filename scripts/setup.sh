@@ -8,7 +8,7 @@ set -euo pipefail
 
 want=(g++ cmake ninja-build make pkg-config
       libboost1.81-dev libboost-url1.81-dev libcli11-dev libfmt-dev nlohmann-json3-dev
-      libyaml-dev libssl-dev libgtest-dev libgmock-dev libbenchmark-dev)
+      libyaml-dev libpg-query-dev libssl-dev libgtest-dev libgmock-dev libbenchmark-dev)
 case "${1:-build}" in
   build) ;;
   test) want+=(chromium iproute2 procps util-linux python3 curl python3-jsonschema openssl nginx-light) ;;

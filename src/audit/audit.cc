@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "audit/migration.h"
 #include "audit/output.h"
 #include "audit/routing_index.h"
 #include "audit/rule.h"
@@ -175,8 +176,36 @@ Report audit_paths(const Options& options) {
   return report;
 }
 
+// Audits the migration files; their findings go to `sink` as findings about a file.
+void audit_migrations(const std::vector<std::string>& files, const Options& options,
+                      Summary& summary, Sink& sink) {
+  for (const std::string& path : files) {
+    kube::FileText file = kube::read_file(path, options.limits);
+    std::vector<Finding> findings;
+    if (file.problem) {
+      findings.push_back(problem_finding(*file.problem));
+    } else {
+      findings = audit_migration(file.name, file.text);
+    }
+    for (const Finding& f : findings) {
+      if (!is_ignored(f, options.ignores, {}, {})) {
+        summary.count(f);
+        sink.problem(f);
+      }
+    }
+  }
+  summary.files += static_cast<int64_t>(files.size());
+}
+
 Summary audit_stream(const Options& options, Sink& sink) {
-  std::vector<std::string> files = kube::expand_paths(options.paths);
+  AuditInputs inputs = split_inputs(options.paths);
+  if (inputs.manifests.empty()) {
+    Summary summary;
+    audit_migrations(inputs.migrations, options, summary, sink);
+    sink.finish(summary);
+    return summary;
+  }
+  std::vector<std::string> files = kube::expand_paths(inputs.manifests);
   // Calls fn(text) with a file's text. Stdin and pipes (`<(helm template …)`) cannot be read
   // twice: their text is kept for the second pass.
   std::map<std::string, kube::FileText> streams;
@@ -275,6 +304,7 @@ Summary audit_stream(const Options& options, Sink& sink) {
     // As for an empty folder: a CI gate fed an empty render must not pass by auditing nothing.
     throw Error("the input holds no Kubernetes object (empty file or stdin?): nothing audited");
   }
+  audit_migrations(inputs.migrations, options, summary, sink);
   sink.finish(summary);
   return summary;
 }

@@ -36,7 +36,9 @@ struct Summary {
 class Sink {
 public:
   virtual ~Sink() = default;
-  virtual void problem(const Finding& finding) = 0;            // input that could not be read
+  // A finding about a file rather than a workload: input that could not be read, or a statement
+  // of a SQL migration.
+  virtual void problem(const Finding& finding) = 0;
   virtual void workload(const AuditedWorkload& workload) = 0;  // findings may be empty
   virtual void finish(const Summary& summary) = 0;
 };

@@ -72,6 +72,41 @@ constexpr std::array kRules = {
     RuleInfo{id::kInvalidManifest, std::nullopt, Severity::error,
              "the input is not valid YAML or not a valid Kubernetes object",
              "what cannot be read cannot be audited (nor applied)"},
+    // SQL migrations: the old version keeps serving against the schema the new one migrates.
+    RuleInfo{id::kSqlDropColumn, Hole::schema_race, Severity::error,
+             "a migration drops a column", "the version still running selects or writes it"},
+    RuleInfo{id::kSqlDropTable, Hole::schema_race, Severity::error, "a migration drops a table",
+             "the version still running reads or writes it"},
+    RuleInfo{id::kSqlRenameColumn, Hole::schema_race, Severity::error,
+             "a migration renames a column in one step",
+             "the version still running uses the old name"},
+    RuleInfo{id::kSqlRenameTable, Hole::schema_race, Severity::error,
+             "a migration renames a table in one step",
+             "the version still running uses the old name"},
+    RuleInfo{id::kSqlAddColumnNotNull, Hole::schema_race, Severity::error,
+             "a migration adds a NOT NULL column without a DEFAULT",
+             "the running version's INSERTs do not name the column and fail"},
+    RuleInfo{id::kSqlAlterColumnType, Hole::schema_race, Severity::error,
+             "a migration changes a column's type",
+             "the table is rewritten under an exclusive lock, and the running version writes the "
+             "old type"},
+    RuleInfo{id::kSqlSetNotNull, Hole::schema_race, Severity::warning,
+             "a migration sets NOT NULL on an existing column",
+             "a running version that leaves the column empty fails on insert; the check scans the "
+             "table under an exclusive lock"},
+    RuleInfo{id::kSqlConstraintValidated, Hole::capacity_dip, Severity::warning,
+             "a CHECK or FOREIGN KEY constraint is added without NOT VALID",
+             "every row is checked while writes to the table wait"},
+    RuleInfo{id::kSqlLockingIndex, Hole::capacity_dip, Severity::warning,
+             "an index is created, dropped or rebuilt without CONCURRENTLY",
+             "writes to the table wait until the index is built; requests time out meanwhile"},
+    RuleInfo{id::kSqlTableRewrite, Hole::capacity_dip, Severity::warning,
+             "a statement rewrites a whole table (VACUUM FULL, CLUSTER, ADD COLUMN that fills "
+             "every row)",
+             "every read and write of the table waits for the rewrite"},
+    RuleInfo{id::kInvalidMigration, std::nullopt, Severity::error,
+             "a migration PostgreSQL cannot parse",
+             "what cannot be read cannot be audited (nor applied)"},
 };
 
 }  // namespace

@@ -44,6 +44,17 @@ inline constexpr std::string_view kPdbMissing = "pdb-missing";
 inline constexpr std::string_view kPdbBlocksEviction = "pdb-blocks-eviction";
 inline constexpr std::string_view kNoTraffic = "no-traffic";
 inline constexpr std::string_view kInvalidManifest = "invalid-manifest";
+inline constexpr std::string_view kSqlDropColumn = "sql-drop-column";
+inline constexpr std::string_view kSqlDropTable = "sql-drop-table";
+inline constexpr std::string_view kSqlRenameColumn = "sql-rename-column";
+inline constexpr std::string_view kSqlRenameTable = "sql-rename-table";
+inline constexpr std::string_view kSqlAddColumnNotNull = "sql-add-column-not-null";
+inline constexpr std::string_view kSqlAlterColumnType = "sql-alter-column-type";
+inline constexpr std::string_view kSqlSetNotNull = "sql-set-not-null";
+inline constexpr std::string_view kSqlConstraintValidated = "sql-constraint-validated";
+inline constexpr std::string_view kSqlLockingIndex = "sql-locking-index";
+inline constexpr std::string_view kSqlTableRewrite = "sql-table-rewrite";
+inline constexpr std::string_view kInvalidMigration = "invalid-migration";
 }  // namespace rule_id
 
 }  // namespace zerodrop::audit

@@ -21,10 +21,13 @@ Examples:
   kustomize build overlays/prod | zerodrop audit --format sarif - > audit.sarif
   zerodrop audit --propagation 15s --drain-seconds 20 deploy.yaml
   zerodrop audit --fix deploy.yaml > patch.yaml   # strategic-merge patches; files untouched
+  zerodrop audit db/migrations/                # *.sql: Flyway V…__x.sql, golang-migrate *.up.sql
+  zerodrop audit k8s/ db/migrations/           # manifests and the migrations of the same release
   zerodrop audit --list-rules
 
 Ignore a rule on one workload with the annotation  zerodrop.dev/ignore: rule-id,hole-id
 (on the workload or its pod template), or with --ignore / an 'ignore:' list in --config.
+In a migration, '-- zerodrop:ignore rule-id' in the comments before a statement ignores it there.
 Set a workload's drain time with the annotation  zerodrop.dev/drain-seconds: "20".
 Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 usage error.
 Docs: docs/audit.md)";
@@ -140,7 +143,7 @@ Runner setup_audit(CLI::App& app) {
   auto f = std::make_shared<Flags>();
   app.footer(kFooter);
   app.add_option("paths", f->paths,
-                 "Files, folders (recursive: *.yaml, *.yml, *.json) or - for stdin");
+                 "Files, folders (recursive: *.yaml, *.yml, *.json, *.sql) or - for stdin");
   auto add = [&](const char* name, std::string& into, const char* help) {
     f->given[name] = app.add_option(name, into, help)->capture_default_str();
   };

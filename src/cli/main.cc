@@ -22,7 +22,7 @@ constexpr Command kCommands[] = {
      setup_lab},
     {"load", "Send HTTP/1.1 at a constant rate; record and classify every request", setup_load},
     {"report", "Re-render the diagnosis of a past lab or sim run from its folder", setup_report},
-    {"audit", "Check Kubernetes manifests for every hole that drops requests on deploy",
+    {"audit", "Check Kubernetes manifests and SQL migrations for the holes that drop requests",
      setup_audit},
     {"sim", "Simulate a rollout on a cluster of any size; size preStop and grace for it",
      setup_sim},

@@ -18,6 +18,7 @@ enum class Hole : uint8_t {
   readiness_lies,        // a new pod is routed before it can serve
   capacity_dip,          // fewer serving replicas than the load needs
   liveness_kills_drain,  // the liveness probe kills or restarts the pod during shutdown
+  schema_race,           // old and new versions disagree with the database schema mid-rollout
   unexplained,           // a failure no rule explains (the diagnosis says why)
 };
 
@@ -51,6 +52,8 @@ inline constexpr HoleInfo kHoles[] = {
      "fewer serving replicas than the load needs during the rollout", "#fbc02d", "93", 'C'},
     {Hole::liveness_kills_drain, "liveness-kills-drain",
      "the liveness probe fails during shutdown and the pod is killed", "#6d4c41", "91", 'L'},
+    {Hole::schema_race, "schema-race",
+     "a migration changes the schema under the version still serving", "#43a047", "32", 'S'},
     {Hole::unexplained, "unexplained", "a failure no rule explains (the diagnosis says why)",
      "#757575", "37", '?'},
 };

@@ -1,0 +1,6 @@
+-- The first release: users with a name.
+CREATE TABLE users (
+  id bigserial PRIMARY KEY,
+  name text NOT NULL
+);
+CREATE INDEX users_name ON users (name);
