@@ -13,6 +13,7 @@
 #include <thread>
 
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <fmt/format.h>
@@ -20,6 +21,7 @@
 #include "base/error.h"
 #include "base/parse.h"
 #include "kubeapi/api.h"
+#include "kubeapi/certificate.h"
 
 namespace zerodrop::kubeapi {
 namespace {
@@ -28,18 +30,19 @@ namespace asio = boost::asio;
 namespace http = boost::beast::http;
 using asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
+using TlsStream = asio::ssl::stream<tcp::socket&>;
 
-bool send(tcp::socket& socket, std::string_view data) {
+bool send(TlsStream& socket, std::string_view data) {
   boost::system::error_code ec;
   asio::write(socket, asio::buffer(data.data(), data.size()), ec);
   return !ec;
 }
 
-bool send_chunk(tcp::socket& socket, std::string_view data) {
+bool send_chunk(TlsStream& socket, std::string_view data) {
   return data.empty() || send(socket, fmt::format("{:x}\r\n{}\r\n", data.size(), data));
 }
 
-bool send_stream_head(tcp::socket& socket, std::string_view content_type) {
+bool send_stream_head(TlsStream& socket, std::string_view content_type) {
   return send(socket, fmt::format("HTTP/1.1 200 OK\r\nContent-Type: {}\r\nCache-Control: "
                                   "no-cache, private\r\nTransfer-Encoding: chunked\r\n\r\n",
                                   content_type));
@@ -47,7 +50,7 @@ bool send_stream_head(tcp::socket& socket, std::string_view content_type) {
 
 // Streams a watch: the initial objects when no resourceVersion was given, then every change,
 // bookmarks when asked, until the timeout, the client leaves or the server stops.
-void stream_watch(tcp::socket& socket, Api& api, const WatchStream& w) {
+void stream_watch(TlsStream& socket, Api& api, const WatchStream& w) {
   Store& store = api.store();
   if (!send_stream_head(socket, "application/json")) {
     return;
@@ -93,7 +96,7 @@ void stream_watch(tcp::socket& socket, Api& api, const WatchStream& w) {
 }
 
 // Streams a pod's log file; when following, what the pod writes next until it is gone.
-void stream_log(tcp::socket& socket, Api& api, const LogStream& l) {
+void stream_log(TlsStream& socket, Api& api, const LogStream& l) {
   if (!send_stream_head(socket, "text/plain")) {
     return;
   }
@@ -121,7 +124,7 @@ void stream_log(tcp::socket& socket, Api& api, const LogStream& l) {
 }
 
 // Serves one connection until the client closes it, a stream ends or the server stops.
-void serve(tcp::socket& socket, Api& api) {
+void serve(TlsStream& socket, Api& api) {
   boost::beast::flat_buffer buffer;
   for (;;) {
     http::request_parser<http::string_body> parser;
@@ -158,7 +161,11 @@ void serve(tcp::socket& socket, Api& api) {
 
 class ServerImpl final : public Server {
 public:
-  ServerImpl(const Listen& listen, Api& api) : acceptor_(io_), api_(api) {
+  ServerImpl(const Listen& listen, Api& api)
+      : tls_(asio::ssl::context::tls_server), acceptor_(io_), api_(api) {
+    certificate_ = make_certificate(listen.host);
+    tls_.use_certificate_chain(asio::buffer(certificate_.cert_pem));
+    tls_.use_private_key(asio::buffer(certificate_.key_pem), asio::ssl::context::pem);
     boost::system::error_code ec;
     tcp::endpoint at(asio::ip::make_address(listen.host), listen.port);
     acceptor_.open(at.protocol(), ec);
@@ -195,8 +202,10 @@ public:
 
   std::string url() const override {
     bool v6 = host_.find(':') != std::string::npos;
-    return fmt::format("http://{}{}{}:{}", v6 ? "[" : "", host_, v6 ? "]" : "", port());
+    return fmt::format("https://{}{}{}:{}", v6 ? "[" : "", host_, v6 ? "]" : "", port());
   }
+
+  const std::string& ca_pem() const override { return certificate_.cert_pem; }
 
 private:
   struct Connection {
@@ -218,7 +227,12 @@ private:
       auto done = std::make_shared<std::atomic<bool>>(false);
       tcp::socket* raw = socket.get();
       std::thread thread([this, raw, done] {
-        serve(*raw, api_);
+        TlsStream tls(*raw, tls_);
+        boost::system::error_code handshake;
+        tls.handshake(asio::ssl::stream_base::server, handshake);
+        if (!handshake) {
+          serve(tls, api_);
+        }
         ::shutdown(raw->native_handle(), SHUT_RDWR);
         *done = true;
       });
@@ -239,6 +253,8 @@ private:
   }
 
   asio::io_context io_;
+  Certificate certificate_;
+  asio::ssl::context tls_;
   tcp::acceptor acceptor_;
   Api& api_;
   std::string host_;
@@ -289,11 +305,13 @@ std::unique_ptr<Server> Server::start(const Listen& listen, Api& api) {
   return std::make_unique<ServerImpl>(listen, api);
 }
 
-void write_kubeconfig(const std::string& path, const std::string& url, const std::string& token) {
+void write_kubeconfig(const std::string& path, const std::string& url, const std::string& ca_pem,
+                      const std::string& token) {
   std::ofstream out(path, std::ios::trunc);
   ::chmod(path.c_str(), 0600);
   out << "apiVersion: v1\nkind: Config\nclusters:\n- name: zerodrop-lab\n  cluster:\n"
-      << "    server: " << url << "\ncontexts:\n- name: zerodrop-lab\n  context:\n"
+      << "    server: " << url << "\n    certificate-authority-data: " << base64(ca_pem)
+      << "\ncontexts:\n- name: zerodrop-lab\n  context:\n"
       << "    cluster: zerodrop-lab\n    user: zerodrop-lab\n    namespace: default\n"
       << "current-context: zerodrop-lab\nusers:\n- name: zerodrop-lab\n  user:\n"
       << "    token: " << token << "\n";
