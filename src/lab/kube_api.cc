@@ -30,7 +30,7 @@ LabApi::LabApi(const KubeApiOptions& options, const kubeapi::ClusterInfo& info,
   server_ = kubeapi::Server::start(listen, *api_);
   url_ = server_->url();
   kubeconfig_ = recorder.dir() + "/kubeconfig";
-  kubeapi::write_kubeconfig(kubeconfig_, url_, api_options.token);
+  kubeapi::write_kubeconfig(kubeconfig_, url_, server_->ca_pem(), api_options.token);
   recorder_.observe([this](const record::Event& e) { projection_->observe(e); });
 }
 
