@@ -201,8 +201,9 @@ void apply_action(const Flags& f, lab::Options& o) {
     o.action = lab::Action::scale_down;
     o.scale_to = integer(count, "--action scale-down", 0, o.replicas);
   } else {
-    throw Error(fmt::format("--action: expected restart, scale-down N, delete-pod or none, got '{}'",
-                            fmt::join(f.action, " ")));
+    throw Error(
+        fmt::format("--action: expected restart, scale-down N, delete-pod or none, got '{}'",
+                    fmt::join(f.action, " ")));
   }
 }
 

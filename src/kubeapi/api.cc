@@ -71,14 +71,17 @@ std::string verb_of(const std::string& method, bool named, bool watch) {
 }  // namespace
 
 HttpResponse status_response(int code, const std::string& reason, const std::string& message) {
-  json s = {{"kind", "Status"},         {"apiVersion", "v1"},   {"metadata", json::object()},
-            {"status", "Failure"},      {"message", message},   {"reason", reason},
+  json s = {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
+            {"status", "Failure"}, {"message", message}, {"reason", reason},
             {"code", code}};
   return {code, dump(s) + "\n", "application/json"};
 }
 
 Api::Api(Store& store, ClusterInfo info, ApiOptions options, LabHooks hooks)
-    : store_(store), info_(std::move(info)), options_(std::move(options)), hooks_(std::move(hooks)) {}
+    : store_(store),
+      info_(std::move(info)),
+      options_(std::move(options)),
+      hooks_(std::move(hooks)) {}
 
 Reply Api::handle(const HttpRequest& request) {
   if (request.authorization != "Bearer " + options_.token) {
@@ -165,14 +168,16 @@ Reply Api::resource(const Route& route, const HttpRequest& request) {
       WatchStream w;
       w.type = &t;
       w.ns = route.ns;
-      w.selector = Selector::parse(route.query.count("labelSelector") ? route.query.at("labelSelector") : "",
-                                   route.query.count("fieldSelector") ? route.query.at("fieldSelector") : "");
-      std::string rv = route.query.count("resourceVersion") ? route.query.at("resourceVersion") : "";
+      w.selector = Selector::parse(
+          route.query.count("labelSelector") ? route.query.at("labelSelector") : "",
+          route.query.count("fieldSelector") ? route.query.at("fieldSelector") : "");
+      std::string rv =
+          route.query.count("resourceVersion") ? route.query.at("resourceVersion") : "";
       if (!rv.empty() && rv != "0") {
         w.since = std::stoull(rv);
       }
-      w.bookmarks = route.query.count("allowWatchBookmarks") > 0 &&
-                    route.query.at("allowWatchBookmarks") == "true";
+      w.bookmarks = route.query.count("allowWatchBookmarks") > 0
+                    && route.query.at("allowWatchBookmarks") == "true";
       if (route.query.count("timeoutSeconds") > 0) {
         w.timeout = std::chrono::seconds(std::stoll(route.query.at("timeoutSeconds")));
       }

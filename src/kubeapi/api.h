@@ -22,16 +22,16 @@ namespace zerodrop::kubeapi {
 // What the API asks of the lab when a client acts. Each is called on the server's connection
 // thread and must hand the work to the lab's own thread.
 struct LabHooks {
-  std::function<void()> restart;                          // the pod template changed
-  std::function<void(int replicas)> scale;                // spec.replicas changed
-  std::function<void(const std::string& pod)> delete_pod;  // DELETE of a pod
+  std::function<void()> restart;                                // the pod template changed
+  std::function<void(int replicas)> scale;                      // spec.replicas changed
+  std::function<void(const std::string& pod)> delete_pod;       // DELETE of a pod
   std::function<std::string(const std::string& pod)> log_path;  // the pod's log file
 };
 
 struct ApiOptions {
-  std::string token;               // required as "Authorization: Bearer TOKEN"
-  std::set<std::string> deny;      // "verb/resource" refused (403) and denied in access reviews
-  std::string server_address;      // "127.0.0.1:PORT" for /api; empty: not advertised
+  std::string token;           // required as "Authorization: Bearer TOKEN"
+  std::set<std::string> deny;  // "verb/resource" refused (403) and denied in access reviews
+  std::string server_address;  // "127.0.0.1:PORT" for /api; empty: not advertised
   Duration bookmark_interval = std::chrono::seconds(1);
 };
 
@@ -87,6 +87,7 @@ public:
   bool selected(const WatchStream& watch, const nlohmann::json& object) const;
 
   Store& store() { return store_; }
+
   const ApiOptions& options() const { return options_; }
 
 private:

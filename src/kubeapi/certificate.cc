@@ -3,10 +3,10 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
-#include <openssl/x509.h>
-#include <openssl/x509v3.h>
 
 #include <memory>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 #include "base/error.h"
 

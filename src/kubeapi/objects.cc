@@ -88,9 +88,8 @@ json pod_template(const ClusterInfo& info) {
           {"spec",
            {{"containers", json::array({container(info)})},
             {"restartPolicy", "Always"},
-            {"terminationGracePeriodSeconds", std::chrono::ceil<std::chrono::seconds>(
-                                                  info.grace)
-                                                  .count()},
+            {"terminationGracePeriodSeconds",
+             std::chrono::ceil<std::chrono::seconds>(info.grace).count()},
             {"dnsPolicy", "ClusterFirst"}}}};
 }
 
@@ -161,16 +160,16 @@ json service_object(const ClusterInfo& info) {
   s["metadata"]["annotations"] = {{"zerodrop.dev/node-routers", routers}};
   std::string ip = info.nodes.empty() ? "127.0.0.1" : info.nodes.front().host;
   uint16_t port = info.nodes.empty() ? 0 : info.nodes.front().port;
-  s["spec"] = {{"type", "ClusterIP"},
-               {"clusterIP", ip},
-               {"clusterIPs", {ip}},
-               {"selector", {{"app", info.deployment}}},
-               {"ports", json::array({{{"name", "http"},
-                                       {"protocol", "TCP"},
-                                       {"port", port},
-                                       {"targetPort", info.port}}})},
-               {"sessionAffinity", "None"},
-               {"internalTrafficPolicy", "Cluster"}};
+  s["spec"] = {
+      {"type", "ClusterIP"},
+      {"clusterIP", ip},
+      {"clusterIPs", {ip}},
+      {"selector", {{"app", info.deployment}}},
+      {"ports",
+       json::array(
+           {{{"name", "http"}, {"protocol", "TCP"}, {"port", port}, {"targetPort", info.port}}})},
+      {"sessionAffinity", "None"},
+      {"internalTrafficPolicy", "Cluster"}};
   s["status"] = {{"loadBalancer", json::object()}};
   return s;
 }
@@ -180,18 +179,16 @@ json node_object(const ClusterInfo& info, const Node& node) {
             {"kind", "Node"},
             {"metadata", metadata(info, "Node", node.name, record::Micros(0))}};
   n["metadata"].erase("namespace");
-  n["metadata"]["labels"] = {{"kubernetes.io/hostname", node.name},
-                             {"kubernetes.io/os", "linux"}};
+  n["metadata"]["labels"] = {{"kubernetes.io/hostname", node.name}, {"kubernetes.io/os", "linux"}};
   std::string at = rfc3339(info.start_wall);
-  n["status"] = {
-      {"conditions", json::array({{{"type", "Ready"},
-                                   {"status", "True"},
-                                   {"reason", "KubeletReady"},
-                                   {"lastHeartbeatTime", at},
-                                   {"lastTransitionTime", at}}})},
-      {"addresses", json::array({{{"type", "InternalIP"}, {"address", node.host}},
-                                 {{"type", "Hostname"}, {"address", node.name}}})},
-      {"nodeInfo", {{"kubeletVersion", "v" + info.k8s_version + ".0"}}}};
+  n["status"] = {{"conditions", json::array({{{"type", "Ready"},
+                                              {"status", "True"},
+                                              {"reason", "KubeletReady"},
+                                              {"lastHeartbeatTime", at},
+                                              {"lastTransitionTime", at}}})},
+                 {"addresses", json::array({{{"type", "InternalIP"}, {"address", node.host}},
+                                            {{"type", "Hostname"}, {"address", node.name}}})},
+                 {"nodeInfo", {{"kubeletVersion", "v" + info.k8s_version + ".0"}}}};
   return n;
 }
 
@@ -206,8 +203,8 @@ json namespace_object(const ClusterInfo& info, const std::string& name) {
 }
 
 json event_object(const ClusterInfo& info, const json& involved, const std::string& reason,
-                  const std::string& message, const std::string& type,
-                  const std::string& component, record::Micros t, int serial) {
+                  const std::string& message, const std::string& type, const std::string& component,
+                  record::Micros t, int serial) {
   std::string name =
       fmt::format("{}.{:x}", involved["name"].get<std::string>(), 0x1800000000000000ull + serial);
   std::string at = rfc3339(wall(info, t));

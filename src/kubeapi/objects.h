@@ -64,8 +64,8 @@ nlohmann::json namespace_object(const ClusterInfo& info, const std::string& name
 // A core/v1 Event about `involved` (an object's kind, name and uid).
 nlohmann::json event_object(const ClusterInfo& info, const nlohmann::json& involved,
                             const std::string& reason, const std::string& message,
-                            const std::string& type, const std::string& component,
-                            record::Micros t, int serial);
+                            const std::string& type, const std::string& component, record::Micros t,
+                            int serial);
 // A reference to `object` (kind, namespace, name, uid, apiVersion) for ownerReferences and events.
 nlohmann::json reference_to(const nlohmann::json& object);
 

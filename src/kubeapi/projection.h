@@ -83,10 +83,10 @@ private:
   std::mutex mutex_;
   std::map<std::string, PodState> pods_;
   std::map<std::string, EndpointState> endpoints_;
-  std::map<int, std::string> replica_sets_;  // revision -> name
+  std::map<int, std::string> replica_sets_;         // revision -> name
   std::map<std::string, std::string> event_names_;  // aggregation key -> event name
-  std::map<std::string, record::Micros> slices_;     // slices stored -> creation time
-  std::map<int, nlohmann::json> templates_;          // revision -> pod template
+  std::map<std::string, record::Micros> slices_;    // slices stored -> creation time
+  std::map<int, nlohmann::json> templates_;         // revision -> pod template
   int revision_ = 1;
   int observed_generation_ = 1;
   int event_serial_ = 0;

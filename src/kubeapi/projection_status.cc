@@ -20,12 +20,9 @@ json condition(const std::string& type, bool status, const std::string& at) {
 json deployment_condition(const json& old_conditions, const std::string& type, bool status,
                           const std::string& reason, const std::string& message,
                           const std::string& at) {
-  json c = {{"type", type},
-            {"status", status ? "True" : "False"},
-            {"reason", reason},
-            {"message", message},
-            {"lastUpdateTime", at},
-            {"lastTransitionTime", at}};
+  json c = {{"type", type},         {"status", status ? "True" : "False"},
+            {"reason", reason},     {"message", message},
+            {"lastUpdateTime", at}, {"lastTransitionTime", at}};
   for (const json& old : old_conditions) {
     if (old.value("type", "") != type) {
       continue;
@@ -66,19 +63,19 @@ json Projection::pod_object(const PodState& pod) const {
   p["metadata"]["generateName"] = fmt::format("{}-{}-", info_.deployment, hash);
   auto rs = replica_sets_.find(pod.revision);
   if (rs != replica_sets_.end()) {
-    p["metadata"]["ownerReferences"] = json::array({{{"apiVersion", "apps/v1"},
-                                                     {"kind", "ReplicaSet"},
-                                                     {"name", rs->second},
-                                                     {"uid", uid_of("ReplicaSet", rs->second,
-                                                                    info_.start_wall)},
-                                                     {"controller", true},
-                                                     {"blockOwnerDeletion", true}}});
+    p["metadata"]["ownerReferences"] =
+        json::array({{{"apiVersion", "apps/v1"},
+                      {"kind", "ReplicaSet"},
+                      {"name", rs->second},
+                      {"uid", uid_of("ReplicaSet", rs->second, info_.start_wall)},
+                      {"controller", true},
+                      {"blockOwnerDeletion", true}}});
   }
   if (pod.deletion) {
     // The API server sets deletionTimestamp to the deletion time plus the grace period.
-    p["metadata"]["deletionTimestamp"] = rfc3339(
-        wall(info_, *pod.deletion) +
-        std::chrono::duration_cast<std::chrono::system_clock::duration>(info_.grace));
+    p["metadata"]["deletionTimestamp"] =
+        rfc3339(wall(info_, *pod.deletion)
+                + std::chrono::duration_cast<std::chrono::system_clock::duration>(info_.grace));
     p["metadata"]["deletionGracePeriodSeconds"] =
         std::chrono::ceil<std::chrono::seconds>(info_.grace).count();
   }
@@ -106,8 +103,8 @@ json Projection::pod_object(const PodState& pod) const {
                     {"containerID", fmt::format("zerodrop://{}-{}", pod.name, pod.restarts)},
                     {"lastState", json::object()}};
   auto term = [&](const Exit& x) {
-    return terminated_state(pod.restarts, pod.name, rfc3339(wall(info_, x.started)), rfc3339(wall(info_, x.finished)),
-                            x.code, x.signal);
+    return terminated_state(pod.restarts, pod.name, rfc3339(wall(info_, x.started)),
+                            rfc3339(wall(info_, x.finished)), x.code, x.signal);
   };
   if (pod.terminated) {
     container["state"] = {{"terminated", term(*pod.terminated)}};
@@ -137,6 +134,7 @@ void Projection::update_status(Micros now) {
   struct Counts {
     int replicas = 0, ready = 0, available = 0;
   };
+
   std::map<int, Counts> by_revision;
   Counts all;
   for (const auto& [name, pod] : pods_) {
@@ -167,8 +165,8 @@ void Projection::update_status(Micros now) {
   std::string new_rs = replica_sets_[revision_];
   store_.update(kDeployments, info_.deployment, [&](json& d) {
     int wanted = d["spec"]["replicas"].get<int>();
-    bool complete = updated.replicas == wanted && updated.available == wanted &&
-                    all.replicas == updated.replicas;
+    bool complete = updated.replicas == wanted && updated.available == wanted
+                    && all.replicas == updated.replicas;
     json old = d["status"].value("conditions", json::array());
     json available = deployment_condition(
         old, "Available", all.available >= info_.min_available,
@@ -214,14 +212,13 @@ void Projection::put_slices(Micros t) {
           {"endpoints.kubernetes.io/last-change-trigger-time", rfc3339(wall(info_, t))}};
     }
     auto node = pods_.find(pod);
-    slice["endpoints"].push_back(
-        {{"addresses", {e.ip}},
-         {"conditions",
-          {{"ready", e.conditions.ready},
-           {"serving", e.conditions.serving},
-           {"terminating", e.conditions.terminating}}},
-         {"targetRef", pod_ref(pod)},
-         {"nodeName", node != pods_.end() ? node->second.node : ""}});
+    slice["endpoints"].push_back({{"addresses", {e.ip}},
+                                  {"conditions",
+                                   {{"ready", e.conditions.ready},
+                                    {"serving", e.conditions.serving},
+                                    {"terminating", e.conditions.terminating}}},
+                                  {"targetRef", pod_ref(pod)},
+                                  {"nodeName", node != pods_.end() ? node->second.node : ""}});
   }
   for (auto it = slices_.begin(); it != slices_.end();) {
     if (slices.count(it->first) == 0) {

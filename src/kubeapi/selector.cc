@@ -59,7 +59,8 @@ std::optional<std::string> field_value(const json& object, const std::string& pa
   size_t start = 0;
   while (start <= path.size()) {
     size_t dot = path.find('.', start);
-    std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    std::string key =
+        path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     if (!at->is_object() || !at->contains(key)) {
       return std::nullopt;
     }

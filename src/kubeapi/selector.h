@@ -17,6 +17,7 @@ public:
   static Selector parse(std::string_view labels, std::string_view fields);
 
   bool matches(const nlohmann::json& object) const;
+
   bool empty() const { return requirements_.empty(); }
 
 private:

@@ -292,9 +292,10 @@ Listen parse_listen(const std::string& text) {
     throw Error(fmt::format("--kube-api: '{}' is not an IP address", text));
   }
   if (!address.is_loopback()) {
-    throw Error(fmt::format("--kube-api: {} is not a loopback address; the lab's API listens "
-                            "only on 127.0.0.0/8 or ::1",
-                            host));
+    throw Error(
+        fmt::format("--kube-api: {} is not a loopback address; the lab's API listens "
+                    "only on 127.0.0.0/8 or ::1",
+                    host));
   }
   l.host = address.to_string();
   l.port = port.empty() ? 0 : static_cast<uint16_t>(parse_integer(port, "--kube-api", 0, 65535));

@@ -40,8 +40,8 @@ void strategic_merge(json& target, const json& patch) {
     }
     if (value.is_null()) {
       target.erase(key);
-    } else if (value.is_array() && target.contains(key) && target[key].is_array() &&
-               !value.empty() && value[0].is_object() && value[0].contains("name")) {
+    } else if (value.is_array() && target.contains(key) && target[key].is_array() && !value.empty()
+               && value[0].is_object() && value[0].contains("name")) {
       for (const json& item : value) {
         auto same = std::find_if(target[key].begin(), target[key].end(), [&](const json& t) {
           return t.is_object() && t.value("name", "") == item.value("name", "");
@@ -119,31 +119,30 @@ HttpResponse Api::patch_deployment(const Route& route, const HttpRequest& reques
   bool scale = route.type->name == "deployments/scale";
   bool restart = false;
   std::optional<int> replicas;
-  std::optional<json> updated =
-      store_.update(route.type->store_key, route.name, [&](json& object) {
-        json before = object;
-        json patched = scale ? scale_of(object) : object;
-        patched = apply_patch(patched, request.content_type, request.body);
-        if (scale) {
-          object["spec"]["replicas"] = patched["spec"]["replicas"];
-        } else {
-          // Clients may change the spec and the labels and annotations; the rest is the lab's.
-          object["spec"] = patched["spec"];
-          object["metadata"]["labels"] = patched["metadata"]["labels"];
-          object["metadata"]["annotations"] = patched["metadata"]["annotations"];
-        }
-        if (!object["spec"]["replicas"].is_number_integer() || object["spec"]["replicas"] < 0) {
-          throw Error("spec.replicas must be a whole number of at least 0");
-        }
-        restart = object["spec"]["template"] != before["spec"]["template"];
-        if (object["spec"]["replicas"] != before["spec"]["replicas"]) {
-          replicas = object["spec"]["replicas"].get<int>();
-        }
-        if (restart || replicas) {
-          object["metadata"]["generation"] = before["metadata"]["generation"].get<int64_t>() + 1;
-        }
-        return true;
-      });
+  std::optional<json> updated = store_.update(route.type->store_key, route.name, [&](json& object) {
+    json before = object;
+    json patched = scale ? scale_of(object) : object;
+    patched = apply_patch(patched, request.content_type, request.body);
+    if (scale) {
+      object["spec"]["replicas"] = patched["spec"]["replicas"];
+    } else {
+      // Clients may change the spec and the labels and annotations; the rest is the lab's.
+      object["spec"] = patched["spec"];
+      object["metadata"]["labels"] = patched["metadata"]["labels"];
+      object["metadata"]["annotations"] = patched["metadata"]["annotations"];
+    }
+    if (!object["spec"]["replicas"].is_number_integer() || object["spec"]["replicas"] < 0) {
+      throw Error("spec.replicas must be a whole number of at least 0");
+    }
+    restart = object["spec"]["template"] != before["spec"]["template"];
+    if (object["spec"]["replicas"] != before["spec"]["replicas"]) {
+      replicas = object["spec"]["replicas"].get<int>();
+    }
+    if (restart || replicas) {
+      object["metadata"]["generation"] = before["metadata"]["generation"].get<int64_t>() + 1;
+    }
+    return true;
+  });
   if (!updated) {
     return status_response(404, "NotFound",
                            fmt::format("deployments.apps \"{}\" not found", route.name));
@@ -184,8 +183,8 @@ HttpResponse Api::remove(const Route& route) {
 HttpResponse Api::create(const Route& route, const HttpRequest& request) {
   const ResourceType& t = *route.type;
   json object = parse_body(request.body);
-  if (!object.is_object() || !object["metadata"].is_object() ||
-      !object["metadata"]["name"].is_string() || object["metadata"]["name"] == "") {
+  if (!object.is_object() || !object["metadata"].is_object()
+      || !object["metadata"]["name"].is_string() || object["metadata"]["name"] == "") {
     throw Error(fmt::format("{}: metadata.name is required", t.kind));
   }
   std::string name = object["metadata"]["name"].get<std::string>();

@@ -10,8 +10,7 @@
 
 namespace zerodrop::lab {
 
-LabApi::LabApi(const KubeApiOptions& options, const kubeapi::ClusterInfo& info,
-               Recorder& recorder)
+LabApi::LabApi(const KubeApiOptions& options, const kubeapi::ClusterInfo& info, Recorder& recorder)
     : recorder_(recorder), store_(std::make_unique<kubeapi::Store>()) {
   kubeapi::Listen listen = kubeapi::parse_listen(options.listen);
   projection_ = std::make_unique<kubeapi::Projection>(*store_, info);
@@ -20,12 +19,18 @@ LabApi::LabApi(const KubeApiOptions& options, const kubeapi::ClusterInfo& info,
   api_options.token = kubeapi::make_token();
   api_options.deny = options.deny;
   kubeapi::LabHooks hooks;
-  hooks.restart = [this] { push({ClientCommand::Kind::restart, 0, ""}); };
-  hooks.scale = [this](int n) { push({ClientCommand::Kind::scale, n, ""}); };
+  hooks.restart = [this] {
+    push({ClientCommand::Kind::restart, 0, ""});
+  };
+  hooks.scale = [this](int n) {
+    push({ClientCommand::Kind::scale, n, ""});
+  };
   hooks.delete_pod = [this](const std::string& pod) {
     push({ClientCommand::Kind::delete_pod, 0, pod});
   };
-  hooks.log_path = [this](const std::string& pod) { return recorder_.pod_log(pod); };
+  hooks.log_path = [this](const std::string& pod) {
+    return recorder_.pod_log(pod);
+  };
   api_ = std::make_unique<kubeapi::Api>(*store_, info, api_options, std::move(hooks));
   server_ = kubeapi::Server::start(listen, *api_);
   url_ = server_->url();

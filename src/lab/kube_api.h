@@ -47,6 +47,7 @@ public:
   LabApi& operator=(const LabApi&) = delete;
 
   const std::string& url() const { return url_; }
+
   const std::string& kubeconfig() const { return kubeconfig_; }
 
   // The clients' actions since the last call, in arrival order. Thread-safe.

@@ -202,8 +202,9 @@ kubeapi::ClusterInfo cluster_info(const Options& o, const kube::RolloutLimits& l
     info.nodes.push_back({r->name(), "127.0.0.1", r->port()});
   }
   info.k8s_version = o.scenario.k8s_version.value_or("1.32");
-  info.start_wall = std::chrono::system_clock::now() -
-                    std::chrono::duration_cast<std::chrono::system_clock::duration>(recorder.now());
+  info.start_wall =
+      std::chrono::system_clock::now()
+      - std::chrono::duration_cast<std::chrono::system_clock::duration>(recorder.now());
   return info;
 }
 
@@ -321,8 +322,8 @@ Result run(const Options& o) {
   // The Kubernetes API, when asked, sees every event from here on: the pods' creation too.
   std::unique_ptr<LabApi> api;
   if (o.kube_api) {
-    api = std::make_unique<LabApi>(*o.kube_api, cluster_info(o, limits, routers, recorder),
-                                   recorder);
+    api =
+        std::make_unique<LabApi>(*o.kube_api, cluster_info(o, limits, routers, recorder), recorder);
     if (o.on_kube_api) {
       o.on_kube_api(api->url(), api->kubeconfig());
     }

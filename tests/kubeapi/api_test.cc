@@ -29,9 +29,15 @@ protected:
 
   LabHooks hooks() {
     LabHooks h;
-    h.restart = [this] { ++restarts; };
-    h.scale = [this](int n) { scaled_to = n; };
-    h.delete_pod = [this](const std::string& pod) { deleted = pod; };
+    h.restart = [this] {
+      ++restarts;
+    };
+    h.scale = [this](int n) {
+      scaled_to = n;
+    };
+    h.delete_pod = [this](const std::string& pod) {
+      deleted = pod;
+    };
     return h;
   }
 
@@ -67,8 +73,8 @@ TEST_F(ApiTest, DiscoveryListsTheGroupsKubectlNeeds) {
   for (const json& g : groups["groups"]) {
     names.push_back(g["name"]);
   }
-  for (const char* g : {"apps", "discovery.k8s.io", "batch", "authorization.k8s.io",
-                        "events.k8s.io"}) {
+  for (const char* g :
+       {"apps", "discovery.k8s.io", "batch", "authorization.k8s.io", "events.k8s.io"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), g), names.end()) << g;
   }
   json apps = get_json("/apis/apps/v1");
@@ -109,9 +115,9 @@ TEST_F(ApiTest, RolloutRestartPatchBumpsGenerationAndAsksTheLab) {
   Api open(store, cluster(), ApiOptions{"secret", {}, "", std::chrono::seconds(1)}, hooks());
   std::string patch =
       R"({"spec":{"template":{"metadata":{"annotations":{"kubectl.kubernetes.io/restartedAt":"2026-12-01T05:02:15Z"}}}}})";
-  Reply r = open.handle({"PATCH",
-                         "/apis/apps/v1/namespaces/default/deployments/web?fieldManager=kubectl-rollout",
-                         patch, "Bearer secret", "application/strategic-merge-patch+json"});
+  Reply r = open.handle(
+      {"PATCH", "/apis/apps/v1/namespaces/default/deployments/web?fieldManager=kubectl-rollout",
+       patch, "Bearer secret", "application/strategic-merge-patch+json"});
   const HttpResponse& res = std::get<HttpResponse>(r);
   ASSERT_EQ(res.status, 200) << res.body;
   EXPECT_EQ(restarts, 1);
@@ -120,9 +126,9 @@ TEST_F(ApiTest, RolloutRestartPatchBumpsGenerationAndAsksTheLab) {
   EXPECT_EQ(d["spec"]["template"]["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"],
             "2026-12-01T05:02:15Z");
   // kubectl scale patches the scale subresource.
-  Reply s = open.handle({"PATCH", "/apis/apps/v1/namespaces/default/deployments/web/scale",
-                         R"({"spec":{"replicas":4}})", "Bearer secret",
-                         "application/merge-patch+json"});
+  Reply s =
+      open.handle({"PATCH", "/apis/apps/v1/namespaces/default/deployments/web/scale",
+                   R"({"spec":{"replicas":4}})", "Bearer secret", "application/merge-patch+json"});
   EXPECT_EQ(std::get<HttpResponse>(s).status, 200);
   EXPECT_EQ(scaled_to, 4);
   EXPECT_EQ(restarts, 1);
@@ -135,8 +141,9 @@ TEST_F(ApiTest, DeniedVerbIsForbiddenAndReviewedAsDenied) {
             403);
   EXPECT_EQ(restarts, 0);
   auto review = [&](const std::string& verb) {
-    json body = {{"spec", {{"resourceAttributes",
-                            {{"verb", verb}, {"group", "apps"}, {"resource", "deployments"}}}}}};
+    json body = {{"spec",
+                  {{"resourceAttributes",
+                    {{"verb", verb}, {"group", "apps"}, {"resource", "deployments"}}}}}};
     HttpResponse r = call("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
                           body.dump(), "application/json");
     EXPECT_EQ(r.status, 201);
@@ -151,10 +158,10 @@ TEST_F(ApiTest, JobsAreNotRunAndStoredKindsAreKept) {
   HttpResponse created = call("POST", "/api/v1/namespaces/default/configmaps",
                               R"({"metadata":{"name":"anchor"},"data":{"phase":"warmup"}})");
   EXPECT_EQ(created.status, 201);
-  EXPECT_EQ(call("POST", "/api/v1/namespaces/default/configmaps",
-                 R"({"metadata":{"name":"anchor"}})")
-                .status,
-            409);
+  EXPECT_EQ(
+      call("POST", "/api/v1/namespaces/default/configmaps", R"({"metadata":{"name":"anchor"}})")
+          .status,
+      409);
   EXPECT_EQ(call("PATCH", "/api/v1/namespaces/default/configmaps/anchor",
                  R"({"data":{"phase":"go"}})", "application/merge-patch+json")
                 .status,

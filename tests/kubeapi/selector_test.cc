@@ -1,7 +1,6 @@
 #include "kubeapi/selector.h"
 
 #include <gtest/gtest.h>
-
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"

@@ -25,10 +25,10 @@ TEST(Store, PutStampsResourceVersionsAndKeepsUnchangedObjects) {
 
 TEST(Store, SinceReturnsOnlyLaterChangesOfThatResource) {
   Store store;
-  store.put("pods", named("a"));            // rv 1
-  store.put("services", named("s"));        // rv 2
-  store.put("pods", named("a", 1));         // rv 3
-  store.erase("pods", "a");                 // rv 4
+  store.put("pods", named("a"));      // rv 1
+  store.put("services", named("s"));  // rv 2
+  store.put("pods", named("a", 1));   // rv 3
+  store.erase("pods", "a");           // rv 4
   auto events = store.since("pods", 1);
   ASSERT_TRUE(events);
   ASSERT_EQ(events->size(), 2u);
