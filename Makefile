@@ -5,8 +5,8 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 # Unity builds: CMake compiles each target's sources in batches of up to 8, so the Asio, Beast,
-# JSON and GoogleTest headers are compiled once per batch rather than once per file (docs/
-# ARCHITECTURE.md: Build time). UNITY=OFF for a build where an edit recompiles only its file.
+# JSON and GoogleTest headers are compiled once per batch rather than once per file (see "Build
+# time" in docs/ARCHITECTURE.md). UNITY=OFF for a build where an edit recompiles only its file.
 UNITY      ?= ON
 
 .PHONY: all deps test-deps bench-deps build build-asan demo test test-unit test-slow test-asan bench install format clean
