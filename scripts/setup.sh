@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Installs what zerodrop needs to build and test on Debian bookworm, and nothing when all is there.
 # Usage: scripts/setup.sh [build|test|bench]   (default: build)
-#   build  compilers, CMake, Ninja and the libraries zerodrop links
+#   build  compilers, the lld linker, CMake, Ninja and the libraries zerodrop links
 #   test   build + what the tests drive (Chromium for the HTML report, nginx pods, iproute2)
 #   bench  test + the peers the benchmarks measure against (nginx, wrk, hey, haproxy, hyperfine)
 set -euo pipefail
 
-want=(g++ cmake ninja-build make pkg-config
+want=(g++ cmake ninja-build make pkg-config lld
       libboost1.81-dev libboost-url1.81-dev libcli11-dev libfmt-dev nlohmann-json3-dev
       libyaml-dev libpg-query-dev libssl-dev libgtest-dev libgmock-dev libbenchmark-dev)
 case "${1:-build}" in

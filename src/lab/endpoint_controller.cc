@@ -47,7 +47,7 @@ void EndpointController::send(const EndpointChange& change) {
   for (Router* router : routers_) {
     Duration delay = propagation_.sample(rng_);
     router->schedule(change, delay);
-    settled_at_ = std::max(settled_at_, clock_.now() + delay);
+    settled_at_ = std::max(settled_at_, recorder_.clock().now() + delay);
   }
 }
 

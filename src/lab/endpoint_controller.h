@@ -29,7 +29,8 @@ public:
   // Publishes the removal of the pod's endpoint (the pod object is gone).
   void remove(const std::string& pod);
 
-  // When the last change published so far will have been applied by every router.
+  // When the last change published so far will have been applied by every router (on the
+  // recorder's clock).
   Clock::time_point settled_at() const { return settled_at_; }
 
 private:
@@ -40,7 +41,6 @@ private:
   DelayDistribution propagation_;
   std::mt19937_64 rng_;
   std::map<std::string, Endpoint> published_;
-  SteadyClock clock_;
   Clock::time_point settled_at_{};
 };
 

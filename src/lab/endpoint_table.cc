@@ -37,4 +37,20 @@ const Endpoint* EndpointTable::find(const std::string& pod) const {
   return it == endpoints_.end() ? nullptr : &*it;
 }
 
+Clock::time_point PropagationSchedule::add(EndpointChange change, Clock::time_point now,
+                                           Duration delay) {
+  last_due_ = std::max(now + delay, last_due_);
+  pending_.emplace_back(last_due_, std::move(change));
+  return last_due_;
+}
+
+std::vector<EndpointChange> PropagationSchedule::take_due(Clock::time_point now) {
+  std::vector<EndpointChange> due;
+  while (!pending_.empty() && pending_.front().first <= now) {
+    due.push_back(std::move(pending_.front().second));
+    pending_.pop_front();
+  }
+  return due;
+}
+
 }  // namespace zerodrop::lab

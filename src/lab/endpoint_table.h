@@ -1,10 +1,14 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "base/clock.h"
+#include "base/duration.h"
 #include "record/run_record.h"
 
 namespace zerodrop::lab {
@@ -37,6 +41,23 @@ public:
 
 private:
   std::vector<Endpoint> endpoints_;
+};
+
+// One router's endpoint changes waiting out their propagation delays. A watch stream is ordered:
+// a change is never due before one added earlier, whatever their delays. Not thread-safe.
+class PropagationSchedule {
+public:
+  // Queues `change`, due `delay` after `now` or with the change before it if that one is due
+  // later; returns when it is due.
+  Clock::time_point add(EndpointChange change, Clock::time_point now, Duration delay);
+  // Removes and returns the changes due at `now`, in the order they were added.
+  std::vector<EndpointChange> take_due(Clock::time_point now);
+
+  size_t pending() const { return pending_.size(); }
+
+private:
+  Clock::time_point last_due_{};
+  std::deque<std::pair<Clock::time_point, EndpointChange>> pending_;  // in due order
 };
 
 }  // namespace zerodrop::lab

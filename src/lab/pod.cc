@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "base/subprocess.h"
+#include "base/timer.h"
 #include "lab/probe.h"
 #include "lab/recorder.h"
 
@@ -76,11 +77,11 @@ struct Pod::Impl {
   bool stopping = false;  // a stop sequence (deletion or liveness kill) is under way
   bool stop_signal_sent = false;
   Clock::time_point stop_started;
-  SteadyClock clock;
-  asio::steady_timer hook_deadline;
-  asio::steady_timer kill_timer;
-  asio::steady_timer restart_timer;
-  asio::steady_timer sleep_timer;
+  // Kubelet's timers, in virtual time when a test installs VirtualTime on the io_context.
+  Timer hook_deadline;
+  Timer kill_timer;
+  Timer restart_timer;
+  Timer sleep_timer;
   std::shared_ptr<Check> hook;
   Duration backoff;
   std::shared_ptr<bool> alive = std::make_shared<bool>(true);
@@ -151,7 +152,7 @@ void Pod::Impl::set_ready(bool value) {
 void Pod::Impl::begin_stop() {
   stopping = true;
   stop_signal_sent = false;
-  stop_started = clock.now();
+  stop_started = Timer::now(io);
   if (liveness) {
     liveness->stop();
   }
@@ -205,7 +206,7 @@ void Pod::Impl::hook_done(bool ok, const std::string& why) {
   }
   hook_deadline.cancel();
   rec.pod_event(ok ? EventKind::prestop_finished : EventKind::prestop_failed, name, why);
-  send_stop(clock.now() - stop_started);
+  send_stop(Timer::now(io) - stop_started);
 }
 
 void Pod::Impl::send_stop(Duration prestop_spent) {

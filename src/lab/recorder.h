@@ -24,6 +24,9 @@ public:
 
   Clock::time_point start() const { return start_; }
 
+  // The clock every stamp comes from (a FakeClock under test).
+  const Clock& clock() const { return clock_; }
+
   record::Micros now() const { return since_start(clock_.now()); }
 
   record::Micros since_start(Clock::time_point t) const;

@@ -48,9 +48,7 @@ void RouterCore::schedule(const EndpointChange& change, Duration delay) {
   Clock::time_point at;
   {
     std::lock_guard lock(schedule_mutex_);
-    at = std::max(clock_.now() + delay, last_apply_);
-    last_apply_ = at;
-    pending_.emplace_back(at, change);
+    at = schedule_.add(change, clock_.now(), delay);
   }
   asio::post(io_, [this, at] {
     auto timer = std::make_shared<asio::steady_timer>(io_, at);
@@ -65,16 +63,12 @@ void RouterCore::schedule(const EndpointChange& change, Duration delay) {
 // Changes clamped to the same instant have timers that expire together, and Asio may run those
 // in any order: each timer applies every due change, oldest first.
 void RouterCore::apply_due() {
-  for (;;) {
-    EndpointChange change;
-    {
-      std::lock_guard lock(schedule_mutex_);
-      if (pending_.empty() || pending_.front().first > clock_.now()) {
-        return;
-      }
-      change = std::move(pending_.front().second);
-      pending_.pop_front();
-    }
+  std::vector<EndpointChange> due;
+  {
+    std::lock_guard lock(schedule_mutex_);
+    due = schedule_.take_due(clock_.now());
+  }
+  for (const EndpointChange& change : due) {
     apply(change);
   }
 }

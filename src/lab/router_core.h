@@ -3,7 +3,6 @@
 // Internal to the lab's routers (includes Asio): the state both dataplanes share.
 
 #include <atomic>
-#include <deque>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -66,8 +65,7 @@ private:
   size_t next_ = 0;
   SteadyClock clock_;
   std::mutex schedule_mutex_;
-  Clock::time_point last_apply_{};
-  std::deque<std::pair<Clock::time_point, EndpointChange>> pending_;  // in apply order
+  PropagationSchedule schedule_;
   mutable std::mutex clients_mutex_;
   std::unordered_map<uint16_t, std::string> clients_;
   std::atomic<uint64_t> refusals_{0};

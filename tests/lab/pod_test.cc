@@ -15,6 +15,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/timer.h"
 #include "lab/recorder.h"
 
 namespace zerodrop::lab {
@@ -23,10 +24,6 @@ namespace {
 using namespace std::chrono_literals;
 using record::EventKind;
 using record::Micros;
-
-// A command that ignores SIGTERM (and so do the sleeps it starts): only SIGKILL ends it.
-const std::vector<std::string> kIgnoresTerm = {"sh", "-c",
-                                               "trap '' TERM; while true; do sleep 0.05; done"};
 
 class PodTest : public ::testing::Test {
 protected:
@@ -86,52 +83,6 @@ PodSpec spec_with(const std::string& prestop, Duration grace, std::vector<std::s
   return spec;
 }
 
-double seconds(Micros d) {
-  return std::chrono::duration<double>(d).count();
-}
-
-// preStop shorter than, equal to and longer than the grace period, side by side. Each command
-// ignores SIGTERM, so SIGKILL timing is visible: max(2 s, grace - whole seconds of preStop).
-TEST_F(PodTest, GraceArithmeticWithRealProcesses) {
-  auto shorter = make_pod(spec_with("sleep:1.2s", 3s, kIgnoresTerm), "shorter");
-  auto equal = make_pod(spec_with("sleep:1s", 1s, kIgnoresTerm), "equal");
-  auto longer = make_pod(spec_with("sleep:5s", 1s, kIgnoresTerm), "longer");
-  for (Pod* p : {shorter.get(), equal.get(), longer.get()}) {
-    p->start();
-    p->delete_pod();
-  }
-  run_until([&] { return shorter->gone() && equal->gone() && longer->gone(); });
-
-  // shorter: TERM when the hook ends (1.2 s), KILL 3 - 1 = 2 s later.
-  Micros del = when("shorter", EventKind::deletion_started);
-  Micros term = when("shorter", EventKind::signal_sent);
-  Micros kill = when("shorter", EventKind::signal_sent, term);
-  // Lower bounds are exact; upper bounds leave room for a loaded machine yet stay below the
-  // values a wrong arithmetic would give (3 s without charging the hook).
-  EXPECT_GE(seconds(term - del), 1.2);
-  EXPECT_LT(seconds(term - del), 2.5);
-  EXPECT_GE(seconds(kill - term), 2.0);
-  EXPECT_LT(seconds(kill - term), 2.9);
-  EXPECT_GE(when("shorter", EventKind::prestop_finished).count(), 0);
-
-  // equal (1 s hook, 1 s grace) and longer (5 s hook, 1 s grace): TERM at 1 s, KILL 2 s later.
-  for (const char* name : {"equal", "longer"}) {
-    Micros d = when(name, EventKind::deletion_started);
-    Micros t = when(name, EventKind::signal_sent);
-    Micros k = when(name, EventKind::signal_sent, t);
-    EXPECT_GE(seconds(t - d), 1.0) << name;
-    EXPECT_LT(seconds(t - d), 2.0) << name;
-    EXPECT_GE(seconds(k - t), 2.0) << name;
-    EXPECT_LT(seconds(k - t), 2.9) << name;
-  }
-  EXPECT_GE(when("longer", EventKind::prestop_failed).count(), 0);  // abandoned at grace
-  for (const char* name : {"shorter", "equal", "longer"}) {
-    auto events = events_of(name);
-    ASSERT_EQ(events.back().kind, EventKind::pod_exited) << name;
-    EXPECT_EQ(events.back().signal, SIGKILL) << name;
-  }
-}
-
 TEST_F(PodTest, FailingPrestopIsAnEventAndTerminationContinues) {
   auto pod = make_pod(spec_with("exec:false", 30s, {"sleep", "30"}), "failing");
   pod->start();
@@ -153,46 +104,6 @@ TEST_F(PodTest, FailingPrestopIsAnEventAndTerminationContinues) {
   EXPECT_EQ(got, want);
   auto events = events_of("failing");
   EXPECT_EQ(events.back().signal, SIGTERM);  // sleep dies of the stop signal, no SIGKILL needed
-}
-
-TEST_F(PodTest, CommandThatExitsAtOnceIsRestarted) {
-  PodSpec spec = spec_with("none", 30s, {"true"});
-  spec.restart_backoff = 50ms;
-  auto pod = make_pod(spec, "quitter");
-  pod->start();
-  auto count = [&](EventKind kind) {
-    auto events = events_of("quitter");
-    return std::count_if(events.begin(), events.end(),
-                         [kind](const record::Event& e) { return e.kind == kind; });
-  };
-  run_until([&] { return count(EventKind::pod_started) >= 2; });
-  auto events = events_of("quitter");
-  int started = 0;
-  for (const record::Event& e : events) {
-    started += e.kind == EventKind::pod_started ? 1 : 0;
-    if (e.kind == EventKind::pod_exited) {
-      EXPECT_EQ(e.exit_code, 0);
-    }
-  }
-  EXPECT_GE(started, 2);
-  pod->kill_now("test ends");
-}
-
-TEST_F(PodTest, IgnoringSigtermEndsInSigkillAfterTheGracePeriod) {
-  std::string mark = (dir_ / "trapped").string();
-  auto pod = make_pod(
-      spec_with("none", 2500ms,
-                {"sh", "-c", "trap '' TERM; touch " + mark + "; while true; do sleep 0.05; done"}),
-      "stubborn");
-  pod->start();
-  run_until([&] { return std::filesystem::exists(mark); });  // the trap is in place
-  pod->delete_pod();
-  run_until([&] { return pod->gone(); });
-  Micros term = when("stubborn", EventKind::signal_sent);
-  Micros kill = when("stubborn", EventKind::signal_sent, term);
-  EXPECT_GE(seconds(kill - term), 2.5);  // no preStop: the whole grace period
-  EXPECT_LT(seconds(kill - term), 3.4);
-  EXPECT_EQ(events_of("stubborn").back().signal, SIGKILL);
 }
 
 TEST_F(PodTest, MissingCommandIsAClearError) {
@@ -237,6 +148,151 @@ TEST_F(PodTest, ReadinessProbeGatesReady) {
   EXPECT_FALSE(pod->ready());
   std::ofstream(dir_ / "ready-flag") << "";
   run_until([&] { return pod->ready(); });
+  pod->kill_now("test ends");
+}
+
+// Kubelet's sequence in virtual time: its timers (preStop sleep, grace deadline, SIGKILL,
+// restart back-off) and the recorder's stamps run on the VirtualTime of the io_context, so every
+// instant is exact. Only the processes are real: a test waits for them (their exit) on a
+// condition, while virtual time stands still.
+class VirtualPodTest : public ::testing::Test {
+protected:
+  VirtualPodTest()
+      : dir_(std::filesystem::temp_directory_path()
+             / ("zerodrop-vpod-test-" + std::to_string(::getpid()) + "-"
+                + ::testing::UnitTest::GetInstance()->current_test_info()->name())),
+        time_(boost::asio::use_service<VirtualTime>(io_)),
+        recorder_(dir_.string(), time_.clock()) {}
+
+  ~VirtualPodTest() override { std::filesystem::remove_all(dir_); }
+
+  std::unique_ptr<Pod> make_pod(const PodSpec& spec, const std::string& name) {
+    return std::make_unique<Pod>(io_, recorder_, spec, name, "127.0.0.1", 1, nullptr);
+  }
+
+  // Handles what the processes do (in real time) until `done` holds; fails after 15 s.
+  void wait_for(const std::function<bool()>& done) {
+    auto guard = boost::asio::make_work_guard(io_);
+    auto deadline = std::chrono::steady_clock::now() + 15s;
+    while (!done() && std::chrono::steady_clock::now() < deadline) {
+      io_.run_for(10ms);
+    }
+    ASSERT_TRUE(done()) << "condition not reached within 15 s";
+  }
+
+  // The stamps of every `kind` event of `pod`, since the recorder started.
+  std::vector<Micros> stamps(const std::string& pod, EventKind kind) {
+    std::vector<Micros> out;
+    for (const record::Event& e : recorder_.snapshot({}, Micros(0)).events) {
+      if (e.pod == pod && e.kind == kind) {
+        out.push_back(e.t);
+      }
+    }
+    return out;
+  }
+
+  // A pod whose command ignores SIGTERM, started and with its trap in place.
+  std::unique_ptr<Pod> stubborn_pod(const std::string& prestop, Duration grace,
+                                    const std::string& name) {
+    std::string mark = (dir_ / (name + ".trapped")).string();
+    auto pod = make_pod(
+        spec_with(
+            prestop, grace,
+            {"sh", "-c", "trap '' TERM; touch " + mark + "; while true; do sleep 0.05; done"}),
+        name);
+    pod->start();
+    wait_for([&] { return std::filesystem::exists(mark); });
+    return pod;
+  }
+
+  std::filesystem::path dir_;
+  boost::asio::io_context io_;
+  VirtualTime& time_;
+  Recorder recorder_;
+};
+
+Micros at(Duration d) {
+  return std::chrono::duration_cast<Micros>(d);
+}
+
+// preStop shorter than, equal to and longer than the grace period, side by side: SIGTERM when
+// the hook ends or the grace period runs out, SIGKILL max(2 s, grace - whole seconds of preStop)
+// later.
+TEST_F(VirtualPodTest, GraceArithmetic) {
+  auto shorter = stubborn_pod("sleep:1.2s", 3s, "shorter");
+  auto equal = stubborn_pod("sleep:1s", 1s, "equal");
+  auto longer = stubborn_pod("sleep:5s", 1s, "longer");
+  Micros deleted = recorder_.now();
+  for (Pod* p : {shorter.get(), equal.get(), longer.get()}) {
+    p->delete_pod();
+  }
+  time_.advance(10s);
+  wait_for([&] { return shorter->gone() && equal->gone() && longer->gone(); });
+
+  auto signals = [&](const std::string& pod) {
+    std::vector<Micros> out;
+    for (Micros t : stamps(pod, EventKind::signal_sent)) {
+      out.push_back(t - deleted);
+    }
+    return out;
+  };
+  // shorter: TERM when the 1.2 s hook ends, KILL 3 - 1 = 2 s later.
+  EXPECT_EQ(signals("shorter"), (std::vector<Micros>{at(1200ms), at(3200ms)}));
+  EXPECT_EQ(stamps("shorter", EventKind::prestop_finished),
+            (std::vector<Micros>{deleted + at(1200ms)}));
+  // equal and longer: TERM at the 1 s grace period, KILL after the 2 s minimum.
+  EXPECT_EQ(signals("equal"), (std::vector<Micros>{at(1s), at(3s)}));
+  EXPECT_EQ(signals("longer"), (std::vector<Micros>{at(1s), at(3s)}));
+  EXPECT_EQ(stamps("longer", EventKind::prestop_failed), (std::vector<Micros>{deleted + at(1s)}));
+  for (const char* name : {"shorter", "equal", "longer"}) {
+    EXPECT_EQ(stamps(name, EventKind::pod_exited).size(), 1u) << name;
+  }
+}
+
+TEST_F(VirtualPodTest, IgnoringSigtermEndsInSigkillAfterTheWholeGracePeriod) {
+  auto pod = stubborn_pod("none", 2500ms, "stubborn");
+  Micros deleted = recorder_.now();
+  pod->delete_pod();
+  time_.advance(2499ms);
+  EXPECT_EQ(stamps("stubborn", EventKind::signal_sent), (std::vector<Micros>{deleted}));
+  EXPECT_FALSE(pod->gone());
+  time_.advance(1ms);
+  EXPECT_EQ(stamps("stubborn", EventKind::signal_sent),
+            (std::vector<Micros>{deleted, deleted + at(2500ms)}));
+  wait_for([&] { return pod->gone(); });
+}
+
+// A preStop sleep within the grace period: the KILL deadline counts only whole seconds of it.
+TEST_F(VirtualPodTest, PrestopChargesWholeSecondsAgainstTheGracePeriod) {
+  auto pod = stubborn_pod("sleep:2.9s", 5s, "charged");
+  Micros deleted = recorder_.now();
+  pod->delete_pod();
+  time_.advance(2899ms);
+  EXPECT_TRUE(stamps("charged", EventKind::signal_sent).empty());
+  time_.advance(1ms);
+  EXPECT_EQ(stamps("charged", EventKind::signal_sent), (std::vector<Micros>{deleted + at(2900ms)}));
+  time_.advance(3s - 1ms);  // 5 s - 2 whole seconds of preStop
+  EXPECT_EQ(stamps("charged", EventKind::signal_sent).size(), 1u);
+  time_.advance(1ms);
+  EXPECT_EQ(stamps("charged", EventKind::signal_sent),
+            (std::vector<Micros>{deleted + at(2900ms), deleted + at(5900ms)}));
+  wait_for([&] { return pod->gone(); });
+}
+
+// A container that exits on its own restarts after 1 s, then 2, 4, 8 s and at most 10 s.
+TEST_F(VirtualPodTest, RestartBackOffDoublesUpToTenSeconds) {
+  auto pod = make_pod(spec_with("none", 30s, {"true"}), "quitter");
+  pod->start();
+  for (Duration backoff : {1s, 2s, 4s, 8s, 10s, 10s}) {
+    size_t runs = stamps("quitter", EventKind::pod_started).size();
+    wait_for([&] { return stamps("quitter", EventKind::pod_exited).size() == runs; });
+    Micros exited = stamps("quitter", EventKind::pod_exited).back();
+    time_.advance(backoff - 1ms);
+    ASSERT_EQ(stamps("quitter", EventKind::pod_started).size(), runs);
+    time_.advance(1ms);
+    ASSERT_EQ(stamps("quitter", EventKind::pod_started).size(), runs + 1);
+    EXPECT_EQ(stamps("quitter", EventKind::pod_started).back() - exited, at(backoff));
+  }
   pod->kill_now("test ends");
 }
 

@@ -1,7 +1,10 @@
 #include "lab/router.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -10,6 +13,7 @@
 
 #include "base/subprocess.h"
 #include "lab/lab.h"
+#include "lab/recorder.h"
 #include "testing/misbehaving_server.h"
 #include "testing/raw_client.h"
 
@@ -41,6 +45,47 @@ EndpointChange ready(const std::string& pod, uint16_t port) {
   return {{pod, "127.0.0.1", port, {true, true, false}}, false};
 }
 
+// A recorder in a temporary folder, to see which changes a router applied and in what order.
+class AppliedChanges {
+public:
+  AppliedChanges()
+      : dir_(std::filesystem::temp_directory_path()
+             / ("zerodrop-router-test-" + std::to_string(::getpid()) + "-"
+                + ::testing::UnitTest::GetInstance()->current_test_info()->name())),
+        recorder_(dir_.string(), clock_) {}
+
+  ~AppliedChanges() { std::filesystem::remove_all(dir_); }
+
+  Recorder* recorder() { return &recorder_; }
+
+  // Waits (at most 5 s) until the router applied `n` changes; returns them in the order applied
+  // as "pod" or "-pod" for a removal.
+  std::vector<std::string> wait(size_t n) {
+    auto deadline = std::chrono::steady_clock::now() + 5s;
+    std::vector<std::string> applied = list();
+    while (applied.size() < n && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(5ms);
+      applied = list();
+    }
+    return applied;
+  }
+
+private:
+  std::vector<std::string> list() {
+    std::vector<std::string> out;
+    for (const record::Event& e : recorder_.snapshot({}, record::Micros(0)).events) {
+      if (e.kind == record::EventKind::router_applied) {
+        out.push_back((e.detail == "removed" ? "-" : "") + e.pod);
+      }
+    }
+    return out;
+  }
+
+  std::filesystem::path dir_;
+  SteadyClock clock_;
+  Recorder recorder_;
+};
+
 // Waits until the router answers something other than a reset (its change was applied).
 void wait_applied(const Router& router) {
   auto deadline = std::chrono::steady_clock::now() + 5s;
@@ -63,17 +108,19 @@ TEST(Router, L4ForwardsAndRemembersTheBackendPerConnection) {
 }
 
 TEST(Router, L4ResetsTheClientWhenTheBackendRefuses) {
-  auto router = Router::start({"node-1", Dataplane::l4}, nullptr);
+  AppliedChanges applied;
+  auto router = Router::start({"node-1", Dataplane::l4}, applied.recorder());
   router->schedule(ready("dead", pick_free_port()), Duration(0));  // nothing listens there
-  std::this_thread::sleep_for(50ms);
+  ASSERT_EQ(applied.wait(1), std::vector<std::string>{"dead"});
   EXPECT_EQ(get(router->port()), "errno:" + std::to_string(ECONNRESET));
   EXPECT_GE(router->refusals(), 1u);
 }
 
 TEST(Router, L7Answers502NamingThePodWhenItRefuses) {
-  auto router = Router::start({"node-1", Dataplane::l7}, nullptr);
+  AppliedChanges applied;
+  auto router = Router::start({"node-1", Dataplane::l7}, applied.recorder());
   router->schedule(ready("dead", pick_free_port()), Duration(0));
-  std::this_thread::sleep_for(50ms);
+  ASSERT_EQ(applied.wait(1), std::vector<std::string>{"dead"});
   std::string response = get(router->port());
   EXPECT_NE(response.find("HTTP/1.1 502"), std::string::npos) << response;
   EXPECT_NE(response.find("X-Pod-Name: dead"), std::string::npos) << response;
@@ -95,11 +142,14 @@ TEST(Router, L7RetriesAConnectFailureOnAnotherPod) {
   EXPECT_GE(router->refusals(), 1u);
 }
 
+// The propagation schedule itself is tested in virtual time (endpoint_table_test.cc); these check
+// that the router applies what it says, in its order.
 TEST(Router, AppliesChangesInOrderWhateverTheirDelays) {
-  auto router = Router::start({"node-1", Dataplane::l7}, nullptr);
+  AppliedChanges applied;
+  auto router = Router::start({"node-1", Dataplane::l7}, applied.recorder());
   router->schedule(ready("pod-a", pick_free_port()), 300ms);
   router->schedule({{"pod-a", "127.0.0.1", 1, {}}, true}, Duration(0));  // removal, drawn shorter
-  std::this_thread::sleep_for(500ms);
+  EXPECT_EQ(applied.wait(2), (std::vector<std::string>{"pod-a", "-pod-a"}));
   std::string response = get(router->port());
   EXPECT_NE(response.find("HTTP/1.1 503"), std::string::npos) << response;  // no endpoint left
 }
@@ -108,9 +158,11 @@ TEST(Router, AppliesChangesInOrderWhateverTheirDelays) {
 // pod is first added not ready, then made ready: the router must end with ready endpoints (its
 // l7 proxy then answers 502, as nothing listens there, rather than 503 for no endpoint).
 TEST(Router, AppliesChangesDueAtTheSameInstantInOrder) {
-  auto router = Router::start({"node-1", Dataplane::l7}, nullptr);
+  AppliedChanges applied;
+  auto router = Router::start({"node-1", Dataplane::l7}, applied.recorder());
   router->schedule(ready("slow", 1), 100ms);
   router->schedule({{"slow", "127.0.0.1", 1, {}}, true}, Duration(0));
+  std::vector<std::string> want = {"slow", "-slow"};
   for (int i = 0; i < 3; ++i) {
     std::string pod = "pod-" + std::to_string(i);
     uint16_t port = pick_free_port();
@@ -118,9 +170,11 @@ TEST(Router, AppliesChangesDueAtTheSameInstantInOrder) {
     router->schedule(ready(pod, port), Duration(0));
     router->schedule({{pod, "127.0.0.1", port, {false, true, true}}, false}, Duration(0));
     router->schedule({{pod, "127.0.0.1", port, {}}, true}, Duration(0));
+    want.insert(want.end(), {pod, pod, pod, "-" + pod});
   }
   router->schedule(ready("last", pick_free_port()), Duration(0));
-  std::this_thread::sleep_for(300ms);
+  want.push_back("last");
+  EXPECT_EQ(applied.wait(want.size()), want);
   // Only "last" is left: the l7 proxy names it in its 502.
   for (int i = 0; i < 4; ++i) {
     std::string response = get(router->port());
