@@ -1,0 +1,131 @@
+// The diagnosis joins a failure to what became of its own connection (the l4 router's record),
+// never to another request's refusal nearby: one event, one hole, its own time.
+
+#include <gtest/gtest.h>
+
+#include "diagnose/diagnose.h"
+#include "diagnose/run_builder.h"
+
+namespace zerodrop::diagnose {
+namespace {
+
+using record::BackendFate;
+using record::Hole;
+using testing::Connection;
+using testing::EventKind;
+using testing::Outcome;
+using testing::RunBuilder;
+
+// web-0 and web-1 serve through node-1 and node-2 from 0.5 s; web-0 is deleted at 4 s and gets
+// `stop_signal` at once; it exits `exit_after` seconds later; the routers update at 5 s.
+RunBuilder deleted_at_4(int stop_signal, double exit_after) {
+  RunBuilder b;
+  b.set("replicas", "2").set("prestop", "none").set("grace", "30s");
+  for (const char* pod : {"web-0", "web-1"}) {
+    b.pod(pod, 0.1, 0.5);
+    b.applied(0.6, "node-1", pod, true, false).applied(0.6, "node-2", pod, true, false);
+  }
+  b.ok(1.0, 2.0, 0.1, "node-1", "web-0").ok(1.0, 2.0, 0.1, "node-2", "web-1");
+  b.event(4.0, EventKind::deletion_started, "web-0").signal(4.0, "web-0", stop_signal);
+  b.exited(4.0 + exit_after, "web-0", 0);
+  b.applied(5.0, "node-1", "web-0", false, true).applied(5.0, "node-2", "web-0", false, true);
+  return b;
+}
+
+// A request held 25 ms and reset when the process exited is no-drain, even when another request
+// through the same router was refused 30 ms later (that one alone is the deregistration race).
+TEST(DiagnoseConnection, AResetAtExitIsNoDrainWhateverRefusalsAreNear) {
+  RunBuilder b = deleted_at_4(SIGTERM, 0.03);
+  b.request(3.995, 4.03, Outcome::reset_before_response, Connection::fresh, "node-1", "web-0");
+  b.fate(BackendFate::reset, 4.029);
+  b.event(4.06, EventKind::router_refused, "web-0", "node-1");
+  b.request(4.06, 4.061, Outcome::reset_before_response, Connection::fresh, "node-1", "web-0");
+  b.fate(BackendFate::refused, 4.06);
+  Diagnosis d = diagnose(b.build(), Options{});
+  ASSERT_EQ(d.failures.size(), 2u);
+  EXPECT_EQ(d.failures[0].hole, Hole::no_drain) << d.failures[0].reason;
+  EXPECT_EQ(d.failures[0].reason,
+            "in flight at pod web-0, its connection reset at 4.03 s, at the pod's exit");
+  EXPECT_EQ(d.failures[1].hole, Hole::deregistration_race) << d.failures[1].reason;
+}
+
+// A request that crosses a keep-alive connection the pod closed while idle after its stop signal
+// is keepalive-stale at the close's own time, not no-drain at the exit a second later.
+TEST(DiagnoseConnection, TheIdleCloseRaceIsKeepaliveStaleAtItsOwnTime) {
+  RunBuilder b = deleted_at_4(SIGINT, 1.02);
+  b.request(4.000081, 4.0002, Outcome::closed_before_response, Connection::reused, "node-1",
+            "web-0");
+  b.fate(BackendFate::idle_closed, 4.0001);
+  Diagnosis d = diagnose(b.build(), Options{});
+  ASSERT_EQ(d.failures.size(), 1u);
+  EXPECT_EQ(d.failures[0].hole, Hole::keepalive_stale) << d.failures[0].reason;
+  EXPECT_EQ(d.failures[0].reason,
+            "pod web-0 closed this idle keep-alive connection at 4.00 s (0.1 ms after its "
+            "SIGINT) as the request crossed it (the idle-close race)");
+}
+
+// A new connection the pod's kernel accepted into the backlog, reset when the app closed its
+// listener (the process runs on), is the deregistration race, not no-drain.
+TEST(DiagnoseConnection, ABacklogResetAtListenerCloseIsDeregistrationRace) {
+  RunBuilder b = deleted_at_4(SIGTERM, 2.0);
+  b.request(4.3, 4.31, Outcome::reset_before_response, Connection::fresh, "node-1", "web-0");
+  b.fate(BackendFate::reset, 4.31);
+  b.request(4.4, 4.4002, Outcome::reset_before_response, Connection::fresh, "node-2", "web-0");
+  b.fate(BackendFate::idle_closed, 4.4001);
+  Diagnosis d = diagnose(b.build(), Options{});
+  ASSERT_EQ(d.failures.size(), 2u);
+  for (const RequestDiagnosis& f : d.failures) {
+    EXPECT_EQ(f.hole, Hole::deregistration_race) << f.reason;
+  }
+  EXPECT_EQ(d.failures[0].reason,
+            "new connection accepted by pod web-0, then reset at 4.31 s (0.31 s after its "
+            "SIGTERM) before any response: it had stopped taking connections");
+}
+
+// The pod reset a reused connection with a request pending on it for a while, still running:
+// it did not drain that request.
+TEST(DiagnoseConnection, AResetWithARequestPendingWhileRunningIsNoDrain) {
+  RunBuilder b = deleted_at_4(SIGTERM, 2.0);
+  b.request(4.2, 4.25, Outcome::reset_before_response, Connection::reused, "node-1", "web-0");
+  b.fate(BackendFate::reset, 4.25);
+  Diagnosis d = diagnose(b.build(), Options{});
+  ASSERT_EQ(d.failures.size(), 1u);
+  EXPECT_EQ(d.failures[0].hole, Hole::no_drain);
+  EXPECT_EQ(d.failures[0].reason,
+            "in flight at pod web-0, which reset its connection at 4.25 s (0.25 s after its "
+            "SIGTERM) while running");
+}
+
+// An idle close while the pod was not terminating is the server's keep-alive timeout racing the
+// client: no hole of the rollout.
+TEST(DiagnoseConnection, AnIdleCloseWhileServingIsNoHoleOfTheRollout) {
+  RunBuilder b = deleted_at_4(SIGTERM, 2.0);
+  b.request(3.0, 3.0002, Outcome::closed_before_response, Connection::reused, "node-1", "web-0");
+  b.fate(BackendFate::idle_closed, 3.0001);
+  Diagnosis d = diagnose(b.build(), Options{});
+  ASSERT_EQ(d.failures.size(), 1u);
+  EXPECT_EQ(d.failures[0].hole, Hole::unexplained);
+  EXPECT_FALSE(d.rollout_related);
+}
+
+// The same event gets the same hole wherever it falls among the others: each failure is judged on
+// its own connection only.
+TEST(DiagnoseConnection, TheSameEventGetsTheSameHoleWhateverItsNeighbours) {
+  for (double neighbour : {4.0002, 4.02, 4.5}) {
+    RunBuilder b = deleted_at_4(SIGTERM, 1.0);
+    b.request(4.0001, 4.0003, Outcome::closed_before_response, Connection::reused, "node-1",
+              "web-0");
+    b.fate(BackendFate::idle_closed, 4.0002);
+    b.event(neighbour, EventKind::router_refused, "web-0", "node-1");
+    b.request(neighbour, neighbour, Outcome::reset_before_response, Connection::fresh, "node-1",
+              "web-0");
+    b.fate(BackendFate::refused, neighbour);
+    Diagnosis d = diagnose(b.build(), Options{});
+    ASSERT_EQ(d.failures.size(), 2u);
+    EXPECT_EQ(d.failures[0].hole, Hole::keepalive_stale) << neighbour;
+    EXPECT_EQ(d.failures[1].hole, Hole::deregistration_race) << neighbour;
+  }
+}
+
+}  // namespace
+}  // namespace zerodrop::diagnose
