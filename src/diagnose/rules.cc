@@ -81,10 +81,22 @@ std::optional<Micros> kill_time(const PodLife& life) {
   if (life.kill) {
     return life.kill;
   }
-  if (life.exit_signal && *life.exit_signal == SIGKILL) {
+  if (killed_by_sigkill(life)) {
     return life.exited;
   }
   return std::nullopt;
+}
+
+// The engine killed the pod when the run ended: what was in flight then is no hole of the app.
+std::optional<RequestDiagnosis> end_of_run_rule(const Case& c) {
+  auto kill = c.life.end_of_run_kill;
+  if (!kill || c.life.kill || !c.r.sent || *c.r.sent > *kill || c.r.done + kTolerance < *kill) {
+    return std::nullopt;
+  }
+  return make(c, Hole::unexplained,
+              fmt::format("in flight at pod {} when the run ended and the lab killed it at {} "
+                          "(not a grace kill)",
+                          c.life.name, seconds_text(*kill)));
 }
 
 std::optional<RequestDiagnosis> kill_rule(const Case& c) {
@@ -388,8 +400,8 @@ RequestDiagnosis attribute(const RequestRecord& r, size_t index, const Facts& fa
     // connection, a refusal, a stale keep-alive connection,
     // a request cut in flight, too few replicas, then what the backend's state says.
     std::optional<RequestDiagnosis> found = liveness_rule(c);
-    for (auto rule :
-         {kill_rule, connection_rule, refusal_rule, stale_rule, in_flight_rule, capacity_rule}) {
+    for (auto rule : {kill_rule, end_of_run_rule, connection_rule, refusal_rule, stale_rule,
+                      in_flight_rule, capacity_rule}) {
       if (!found) {
         found = rule(c);
       }

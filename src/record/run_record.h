@@ -51,6 +51,10 @@ enum class EventKind : uint8_t {
 std::string_view to_string(EventKind kind);
 std::optional<EventKind> event_kind_from_string(std::string_view name);
 
+// The detail of the SIGKILL an engine sends every pod still running when the run ends: the
+// engine's own stop, never a kubelet's grace kill.
+inline constexpr std::string_view kEndOfRunKill = "the lab ends";
+
 // EndpointSlice conditions of one endpoint (KEP-1672).
 struct Conditions {
   bool ready = false;

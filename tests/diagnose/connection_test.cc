@@ -127,5 +127,54 @@ TEST(DiagnoseConnection, TheSameEventGetsTheSameHoleWhateverItsNeighbours) {
   }
 }
 
+// The lab's SIGKILL of the pods still running when the run ends is no grace kill.
+TEST(DiagnoseWords, TheEndOfRunKillIsNotAGraceKill) {
+  RunBuilder b = deleted_at_4(SIGTERM, 2.0);
+  b.event(9.0, EventKind::signal_sent, "web-1");
+  record::RunRecord run = b.build();
+  run.events.back().signal = SIGKILL;
+  run.events.back().detail = std::string(record::kEndOfRunKill);
+  record::Event exit;
+  exit.t = testing::at(9.001);
+  exit.kind = EventKind::pod_exited;
+  exit.pod = "web-1";
+  exit.signal = SIGKILL;
+  run.events.push_back(exit);
+  record::RequestRecord r = run.requests.back();
+  r.sent = r.intended = testing::at(8.99);
+  r.done = testing::at(9.001);
+  r.outcome = Outcome::reset_before_response;
+  r.failed = true;
+  r.backend = "web-1";
+  run.requests.push_back(r);
+  Diagnosis d = diagnose(run, Options{});
+  ASSERT_EQ(d.failures.size(), 1u);
+  EXPECT_EQ(d.failures[0].hole, Hole::unexplained);
+  EXPECT_EQ(d.failures[0].reason,
+            "in flight at pod web-1 when the run ended and the lab killed it at 9.00 s (not a "
+            "grace kill)");
+  EXPECT_FALSE(d.pods[1].kill);
+  EXPECT_EQ(d.pods[1].end_of_run_kill, testing::at(9.0));
+}
+
+// Headers and app advice name the stop signal the pods got; one moment reads "at T".
+TEST(DiagnoseWords, AdviceNamesTheStopSignalAndOneMomentReadsAt) {
+  RunBuilder b = deleted_at_4(SIGQUIT, 1.0);
+  b.request(5.5, 5.5002, Outcome::closed_before_response, Connection::reused, "node-1", "web-0");
+  Diagnosis d = diagnose(b.build(), Options{});
+  EXPECT_EQ(stop_signal_name(d), "SIGQUIT");
+  ASSERT_EQ(d.holes.size(), 1u);
+  EXPECT_EQ(d.holes[0].hole, Hole::keepalive_stale);
+  EXPECT_NE(d.holes[0].evidence.find("failed (closed_before_response 1) at 5.50 s"),
+            std::string::npos)
+      << d.holes[0].evidence;
+  std::string steps;
+  for (const std::string& s : d.holes[0].fix.steps) {
+    steps += s + "\n";
+  }
+  EXPECT_NE(steps.find("From SIGQUIT, answer"), std::string::npos) << steps;
+  EXPECT_EQ(steps.find("SIGTERM"), std::string::npos) << steps;
+}
+
 }  // namespace
 }  // namespace zerodrop::diagnose
