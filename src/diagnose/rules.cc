@@ -199,12 +199,17 @@ std::optional<RequestDiagnosis> connection_rule(const Case& c) {
   }
   Micros at = *c.r.backend_fate_at;
   std::string_view verb = fate_verb(*fate);
-  if (c.life.exited && at + kTolerance >= *c.life.exited) {
+  // A connection ended with a request pending, or an idle one of a process a signal killed (it
+  // closed nothing itself), ended at the exit. An idle close by a process that exited on its own
+  // was its own doing, however soon it then exited (node's server.close()).
+  bool idle = *fate == BackendFate::idle_closed;
+  bool died_of_signal = c.life.exit_signal.has_value();
+  if (c.life.exited && at + kTolerance >= *c.life.exited && (!idle || died_of_signal)) {
     return make(c, Hole::no_drain,
                 fmt::format("in flight at pod {}, its connection {} at {}, at the pod's exit",
                             c.life.name, verb, seconds_text(at)));
   }
-  bool crossed = *fate == BackendFate::idle_closed && !c.r.first_byte;
+  bool crossed = idle && !c.r.first_byte;
   bool reused = c.r.connection == record::Connection::reused;
   if (state_at(c.life, at) < BackendState::after_signal) {
     if (!crossed || !reused) {

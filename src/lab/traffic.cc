@@ -61,7 +61,9 @@ void Traffic::join_connection(const Router& router, record::RequestRecord& r) co
   if (!c) {
     return;
   }
-  r.backend = c->pod;
+  if (r.backend.empty()) {
+    r.backend = c->pod;  // the app did not name itself (X-Pod-Name)
+  }
   r.backend_fate = c->fate;
   if (c->fate != record::BackendFate::open) {
     r.backend_fate_at = recorder_.since_start(c->fate_at);
@@ -82,7 +84,7 @@ void Traffic::on_record(const record::RequestRecord& original) {
   if (r.target < routers_.size()) {
     const Router& router = *routers_[r.target];
     r.router = router.name();
-    if (r.backend.empty() && r.local_port != 0) {
+    if (r.local_port != 0) {
       join_connection(router, r);
     }
   }

@@ -64,6 +64,41 @@ TEST(DiagnoseConnection, TheIdleCloseRaceIsKeepaliveStaleAtItsOwnTime) {
             "SIGINT) as the request crossed it (the idle-close race)");
 }
 
+// node's server.close() closes idle connections and exits 2 ms later: the idle close is still its
+// own (keepalive-stale); a process killed by its signal closed nothing itself (no-drain at exit).
+TEST(DiagnoseConnection, AnIdleCloseIsTheAppsUnlessASignalKilledIt) {
+  RunBuilder own = deleted_at_4(SIGTERM, 0.002);
+  own.request(4.0005, 4.0011, Outcome::closed_before_response, Connection::reused, "node-1",
+              "web-0");
+  own.fate(BackendFate::idle_closed, 4.001);
+  Diagnosis d = diagnose(own.build(), Options{});
+  ASSERT_EQ(d.failures.size(), 1u);
+  EXPECT_EQ(d.failures[0].hole, Hole::keepalive_stale) << d.failures[0].reason;
+
+  RunBuilder killed = deleted_at_4(SIGTERM, 0.002);
+  record::RunRecord run = killed.build();
+  for (record::Event& e : run.events) {
+    if (e.kind == EventKind::pod_exited) {
+      e.exit_code.reset();
+      e.signal = SIGTERM;  // died of its stop signal
+    }
+  }
+  run.requests.push_back(run.requests.back());
+  record::RequestRecord& r = run.requests.back();
+  r.sent = r.intended = testing::at(4.0005);
+  r.done = testing::at(4.0011);
+  r.outcome = Outcome::closed_before_response;
+  r.failed = true;
+  r.backend = "web-0";
+  r.router = "node-1";
+  r.connection = Connection::reused;
+  r.backend_fate = BackendFate::idle_closed;
+  r.backend_fate_at = testing::at(4.001);
+  d = diagnose(run, Options{});
+  ASSERT_EQ(d.failures.size(), 1u);
+  EXPECT_EQ(d.failures[0].hole, Hole::no_drain) << d.failures[0].reason;
+}
+
 // A new connection the pod's kernel accepted into the backlog, reset when the app closed its
 // listener (the process runs on), is the deregistration race, not no-drain.
 TEST(DiagnoseConnection, ABacklogResetAtListenerCloseIsDeregistrationRace) {
