@@ -203,8 +203,13 @@ std::optional<RequestDiagnosis> connection_rule(const Case& c) {
   // closed nothing itself), ended at the exit. An idle close by a process that exited on its own
   // was its own doing, however soon it then exited (node's server.close()).
   bool idle = *fate == BackendFate::idle_closed;
+  // A process that died of a signal had no handler for it: after that signal it closed nothing
+  // itself, whatever the lag before its exit was recorded.
   bool died_of_signal = c.life.exit_signal.has_value();
-  if (c.life.exited && at + kTolerance >= *c.life.exited && (!idle || died_of_signal)) {
+  bool at_exit = c.life.exited
+                 && ((at + kTolerance >= *c.life.exited && !idle)
+                     || (died_of_signal && at + kTolerance >= stop_time(c.life)));
+  if (at_exit) {
     return make(c, Hole::no_drain,
                 fmt::format("in flight at pod {}, its connection {} at {}, at the pod's exit",
                             c.life.name, verb, seconds_text(at)));
