@@ -37,7 +37,8 @@ for run in sorted(glob.glob(f"{work}/run-*/")):
         if f["reason"].startswith("refused by") and fate != "refused":
             sys.exit(f"FAIL: {run}: seq {f['seq']} ({fate}) blamed on a refusal: {f['reason']}")
         key = (fate, f["connection"], "first_byte" if r.get("first_byte_us") else "no byte",
-               "at exit" if "at the pod's exit" in f["reason"] else "running")
+               "at exit" if "at the pod's exit" in f["reason"] else "running",
+               f["backend_state"], f["router_applied"])
         seen.setdefault(key, set()).add(f["hole"])
     print(f"{run}: {len(report['failed_requests'])} failed")
 for key, holes in sorted(seen.items()):
