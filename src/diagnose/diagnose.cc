@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "base/subprocess.h"
 #include "diagnose/evidence.h"
 #include "diagnose/facts.h"
 #include "diagnose/fix.h"
@@ -112,12 +113,20 @@ Totals totals_of_buckets(const record::RunRecord& run) {
 }
 
 // The drain the grace period must cover: the longest a pod took to exit after its stop signal,
-// or the longest successful request, whichever is longer.
+// at least what a pod killed at the end of its grace period was given (it had not finished), or
+// the longest successful request, whichever is longer.
 void measure_drain(const record::RunRecord& run, const Facts& facts, Diagnosis& d) {
   for (const PodLife& p : facts.pods()) {
-    bool killed = p.kill || (p.exit_signal && *p.exit_signal == SIGKILL);
-    if (p.signal && p.exited && !killed && *p.exited >= *p.signal
-        && (!d.longest_drain || *p.exited - *p.signal > *d.longest_drain)) {
+    bool killed = p.kill || killed_by_sigkill(p) || p.end_of_run_kill;
+    if (p.signal && p.kill && *p.kill >= *p.signal
+        && (!d.longest_drain || *p.kill - *p.signal > *d.longest_drain)) {
+      d.longest_drain = *p.kill - *p.signal;
+      d.drain_evidence = fmt::format(
+          "pod {} was still draining when SIGKILL came {} after its "
+          "stop signal",
+          p.name, duration_text(*d.longest_drain));
+    } else if (p.signal && p.exited && !killed && *p.exited >= *p.signal
+               && (!d.longest_drain || *p.exited - *p.signal > *d.longest_drain)) {
       d.longest_drain = *p.exited - *p.signal;
       d.drain_evidence = fmt::format("pod {} exited {} after its stop signal", p.name,
                                      duration_text(*d.longest_drain));
@@ -233,9 +242,14 @@ std::string conclusion_of(const Diagnosis& d, const Facts& facts) {
 
 void add_fixes(const record::RunRecord& run, const Options& options, Diagnosis& d,
                const Facts& facts, const RuleContext& context) {
-  FixInputs in{
-      options, &run.scenario, d.propagation, d.longest_drain, d.drain_evidence, context.replicas,
-      0};
+  FixInputs in{options,
+               &run.scenario,
+               d.propagation,
+               d.longest_drain,
+               d.drain_evidence,
+               context.replicas,
+               0,
+               stop_signal_name(d)};
   for (HoleSummary& h : d.holes) {
     in.min_ready = min_ready_during(run, d.failures, h.hole, facts);
     h.fix = fix_for(h.hole, in);
@@ -284,6 +298,15 @@ Diagnosis diagnose(const record::RunRecord& run, const Options& options) {
                                   [](const HoleSummary& h) { return h.hole != Hole::unexplained; });
   d.conclusion = conclusion_of(d, facts);
   return d;
+}
+
+std::string stop_signal_name(const Diagnosis& d) {
+  for (const PodLife& p : d.pods) {
+    if (p.stop_signal) {
+      return signal_full_name(*p.stop_signal);
+    }
+  }
+  return signal_full_name(SIGTERM);
 }
 
 }  // namespace zerodrop::diagnose

@@ -96,6 +96,9 @@ struct PodLife {
   std::optional<int> exit_signal;  // when a signal ended it
   std::vector<record::Micros> liveness_restarts;
   bool prestop_failed = false;
+  // The engine's SIGKILL of a pod still running when the run ended (record::kEndOfRunKill): not a
+  // grace kill, so never in `kill`, and its exit counts as an exit, not a kill.
+  std::optional<record::Micros> end_of_run_kill;
 };
 
 // The load summary, computed from the request records (or the sim's buckets).
@@ -150,6 +153,10 @@ struct Diagnosis {
   bool rollout_related = false;  // some failure has a rollout cause (a hole other than unexplained)
   std::string conclusion;        // one sentence: pass, the holes, or "no rollout-related cause"
 };
+
+// The name of the stop signal the run's pods got ("SIGTERM", "SIGQUIT"): the first signalled
+// pod's, SIGTERM when no pod was signalled. For headers that name the signal.
+std::string stop_signal_name(const Diagnosis& d);
 
 // Diagnoses a run. Pure: never throws on odd records (missing events make `unexplained` with a
 // reason); throws Error only for malformed Options (an unreadable k8s_version).

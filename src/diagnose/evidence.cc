@@ -93,6 +93,12 @@ std::optional<std::pair<std::string, Micros>> last_update(
   return last;
 }
 
+// "at 9.04 s" for one moment (as the text shows it), else "between 9.04 s and 9.50 s".
+std::string span_text(Micros first, Micros last) {
+  std::string from = seconds_text(first), to = seconds_text(last);
+  return from == to ? fmt::format("at {}", from) : fmt::format("between {} and {}", from, to);
+}
+
 std::string deregistration_evidence(const Group& g, const Facts& facts) {
   TopPod top = top_pod(g);
   const PodLife* life = facts.pod(top.name);
@@ -172,11 +178,9 @@ std::string keepalive_evidence(const Group& g, const Facts& facts) {
   std::string exited = life && life->exited
                            ? fmt::format("; it exited at {}", seconds_text(*life->exited))
                            : std::string();
-  return fmt::format(
-      "{} on reused keep-alive connections to pod {} failed ({}) between "
-      "{} and {}{}{}{}",
-      counted(top.requests.size(), "request"), top.name, classes_text(top.requests),
-      seconds_text(first), seconds_text(last), removed, exited, top.others);
+  return fmt::format("{} on reused keep-alive connections to pod {} failed ({}) {}{}{}{}",
+                     counted(top.requests.size(), "request"), top.name, classes_text(top.requests),
+                     span_text(first, last), removed, exited, top.others);
 }
 
 std::string readiness_evidence(const Group& g, const Facts& facts, const RuleContext& context) {
@@ -206,7 +210,7 @@ std::string times_text(const Group& g) {
     first = std::min(first, send_time(*r));
     last = std::max(last, send_time(*r));
   }
-  return fmt::format("between {} and {}", seconds_text(first), seconds_text(last));
+  return span_text(first, last);
 }
 
 // Capacity is judged two ways: pods Ready in truth, and what each router saw as ready.

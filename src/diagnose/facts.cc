@@ -37,7 +37,9 @@ void apply_signal(PodLife& life, const Event& e) {
   if (!belongs_to_termination(life, e.t)) {
     return;
   }
-  if (e.signal && *e.signal == SIGKILL) {
+  if (e.signal && *e.signal == SIGKILL && e.detail == record::kEndOfRunKill) {
+    set_first(life.end_of_run_kill, e.t);
+  } else if (e.signal && *e.signal == SIGKILL) {
     set_first(life.kill, e.t);
   } else if (!life.signal || e.t < *life.signal) {
     life.signal = e.t;
@@ -247,13 +249,16 @@ std::string duration_text(Micros d) {
   return s < 0.1 ? fmt::format("{:.1f} ms", s * 1000) : fmt::format("{:.2f} s", s);
 }
 
+bool killed_by_sigkill(const PodLife& life) {
+  return life.exit_signal && *life.exit_signal == SIGKILL && !(life.end_of_run_kill && !life.kill);
+}
+
 BackendState state_at(const PodLife& life, Micros t) {
   if (life.kill && t >= *life.kill) {
     return BackendState::killed;
   }
   if (life.exited && t >= *life.exited) {
-    return life.exit_signal && *life.exit_signal == SIGKILL ? BackendState::killed
-                                                            : BackendState::exited;
+    return killed_by_sigkill(life) ? BackendState::killed : BackendState::exited;
   }
   if (life.signal && t >= *life.signal) {
     return BackendState::after_signal;

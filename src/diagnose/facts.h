@@ -76,6 +76,9 @@ std::string seconds_text(Micros t);
 // "0.80 s", "4.2 ms": how a measured duration reads.
 std::string duration_text(Micros d);
 
+// Whether SIGKILL ended the pod's process: a grace or liveness kill, not the end of the run.
+bool killed_by_sigkill(const PodLife& life);
+
 // What `life` was doing at `t` (see BackendState).
 BackendState state_at(const PodLife& life, Micros t);
 

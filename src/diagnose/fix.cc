@@ -289,7 +289,9 @@ int whole_seconds_up(record::Micros t) {
   return static_cast<int>(std::ceil(std::chrono::duration<double>(t).count() - 1e-9));
 }
 
-Fix fix_for(Hole hole, const FixInputs& in) {
+namespace {
+
+Fix fix_of(Hole hole, const FixInputs& in) {
   switch (hole) {
     case Hole::deregistration_race:
       return deregistration_fix(in);
@@ -310,6 +312,26 @@ Fix fix_for(Hole hole, const FixInputs& in) {
       break;
   }
   return Fix{.summary = "no rollout fix applies; read the failed requests and the pod logs"};
+}
+
+// The advice is written for SIGTERM; a workload stopped by another signal reads its own.
+void name_stop_signal(std::string& text, const std::string& signal) {
+  constexpr std::string_view kTerm = "SIGTERM";
+  for (size_t at = text.find(kTerm); at != std::string::npos; at = text.find(kTerm, at)) {
+    text.replace(at, kTerm.size(), signal);
+    at += signal.size();
+  }
+}
+
+}  // namespace
+
+Fix fix_for(Hole hole, const FixInputs& in) {
+  Fix fix = fix_of(hole, in);
+  for (std::string& step : fix.steps) {
+    name_stop_signal(step, in.stop_signal);
+  }
+  name_stop_signal(fix.warning, in.stop_signal);
+  return fix;
 }
 
 }  // namespace zerodrop::diagnose

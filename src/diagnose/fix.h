@@ -17,6 +17,7 @@ struct FixInputs {
   std::string drain_evidence;
   std::optional<int> replicas;
   int min_ready = 0;  // fewest Ready replicas while capacity-dip failures happened
+  std::string stop_signal = "SIGTERM";  // the pods' stop signal, named in the app steps
 };
 
 // The fix for `hole`, with numbers computed from `inputs`. Internal to diagnose.

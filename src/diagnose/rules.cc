@@ -6,11 +6,13 @@
 
 #include <fmt/format.h>
 
+#include "base/subprocess.h"
 #include "http/proxy_failure.h"
 
 namespace zerodrop::diagnose {
 namespace {
 
+using record::BackendFate;
 using record::Hole;
 using record::Outcome;
 using record::RequestRecord;
@@ -79,10 +81,22 @@ std::optional<Micros> kill_time(const PodLife& life) {
   if (life.kill) {
     return life.kill;
   }
-  if (life.exit_signal && *life.exit_signal == SIGKILL) {
+  if (killed_by_sigkill(life)) {
     return life.exited;
   }
   return std::nullopt;
+}
+
+// The engine killed the pod when the run ended: what was in flight then is no hole of the app.
+std::optional<RequestDiagnosis> end_of_run_rule(const Case& c) {
+  auto kill = c.life.end_of_run_kill;
+  if (!kill || c.life.kill || !c.r.sent || *c.r.sent > *kill || c.r.done + kTolerance < *kill) {
+    return std::nullopt;
+  }
+  return make(c, Hole::unexplained,
+              fmt::format("in flight at pod {} when the run ended and the lab killed it at {} "
+                          "(not a grace kill)",
+                          c.life.name, seconds_text(*kill)));
 }
 
 std::optional<RequestDiagnosis> kill_rule(const Case& c) {
@@ -115,11 +129,19 @@ Micros stop_time(const PodLife& life) {
   return life.signal ? *life.signal : life.kill ? *life.kill : *life.exited;
 }
 
+// Whether the router refused this request's connection: its own record when the router joined
+// it (RequestRecord::backend_fate), else a refusal by the same router and pod near its time.
+bool connection_refused(const Case& c) {
+  if (c.r.backend_fate) {
+    return *c.r.backend_fate == BackendFate::refused;
+  }
+  return c.r.connection == record::Connection::fresh
+         && c.facts.refused_between(c.r.router, c.life.name, c.t - kTolerance,
+                                    c.r.done + kTolerance);
+}
+
 std::optional<RequestDiagnosis> refusal_rule(const Case& c) {
-  bool refused = c.r.outcome == Outcome::connect_refused
-                 || (c.r.connection == record::Connection::fresh
-                     && c.facts.refused_between(c.r.router, c.life.name, c.t - kTolerance,
-                                                c.r.done + kTolerance));
+  bool refused = c.r.outcome == Outcome::connect_refused || connection_refused(c);
   if (!refused) {
     return std::nullopt;
   }
@@ -148,6 +170,82 @@ std::optional<RequestDiagnosis> refusal_rule(const Case& c) {
   return std::nullopt;  // terminating: the state rules below decide
 }
 
+std::string stop_signal_text(const PodLife& life) {
+  return signal_full_name(life.stop_signal.value_or(SIGTERM));
+}
+
+std::string_view fate_verb(BackendFate fate) {
+  switch (fate) {
+    case BackendFate::reset:
+      return "reset";
+    case BackendFate::closed:
+      return "closed";
+    case BackendFate::idle_closed:
+      return "closed while idle";
+    default:
+      break;
+  }
+  return "ended";
+}
+
+// The pod ended this request's own backend connection at `at` (the router's record): at its
+// exit, while still running after its stop signal, or while serving. The hole follows from that
+// one event, and the reason carries its time.
+std::optional<RequestDiagnosis> connection_rule(const Case& c) {
+  std::optional<BackendFate> fate = c.r.backend_fate;
+  if (!fate || !c.r.backend_fate_at || *fate == BackendFate::open || *fate == BackendFate::refused
+      || !broke(c.r.outcome)) {
+    return std::nullopt;
+  }
+  Micros at = *c.r.backend_fate_at;
+  std::string_view verb = fate_verb(*fate);
+  // A connection ended with a request pending, or an idle one of a process a signal killed (it
+  // closed nothing itself), ended at the exit. An idle close by a process that exited on its own
+  // was its own doing, however soon it then exited (node's server.close()).
+  bool idle = *fate == BackendFate::idle_closed;
+  // A process that died of a signal had no handler for it: after that signal it closed nothing
+  // itself, whatever the lag before its exit was recorded.
+  bool died_of_signal = c.life.exit_signal.has_value();
+  bool at_exit = c.life.exited
+                 && ((at + kTolerance >= *c.life.exited && !idle)
+                     || (died_of_signal && at + kTolerance >= stop_time(c.life)));
+  if (at_exit) {
+    return make(c, Hole::no_drain,
+                fmt::format("in flight at pod {}, its connection {} at {}, at the pod's exit",
+                            c.life.name, verb, seconds_text(at)));
+  }
+  bool crossed = idle && !c.r.first_byte;
+  bool reused = c.r.connection == record::Connection::reused;
+  if (state_at(c.life, at) < BackendState::after_signal) {
+    if (!crossed || !reused) {
+      return std::nullopt;
+    }
+    return make(c, Hole::unexplained,
+                fmt::format("pod {} closed this idle keep-alive connection at {} while not "
+                            "terminating, as the request crossed it (its idle timeout)",
+                            c.life.name, seconds_text(at)));
+  }
+  std::string after = c.life.signal
+                          ? fmt::format("{} after its {}", duration_text(at - *c.life.signal),
+                                        stop_signal_text(c.life))
+                          : fmt::format("after it stopped at {}", seconds_text(stop_time(c.life)));
+  if (!reused && !c.r.first_byte) {
+    return make(c, Hole::deregistration_race,
+                fmt::format("new connection accepted by pod {}, then {} at {} ({}) before any "
+                            "response: it had stopped taking connections",
+                            c.life.name, verb, seconds_text(at), after));
+  }
+  if (crossed) {
+    return make(c, Hole::keepalive_stale,
+                fmt::format("pod {} closed this idle keep-alive connection at {} ({}) as the "
+                            "request crossed it (the idle-close race)",
+                            c.life.name, seconds_text(at), after));
+  }
+  return make(c, Hole::no_drain,
+              fmt::format("in flight at pod {}, which {} its connection at {} ({}) while running",
+                          c.life.name, verb, seconds_text(at), after));
+}
+
 // A reused connection torn down under a request sent after the router had dropped the pod: the
 // connection existed only because keep-alive pinned it there (`Connection: close` would not).
 std::optional<RequestDiagnosis> stale_rule(const Case& c) {
@@ -170,9 +268,7 @@ std::optional<RequestDiagnosis> in_flight_rule(const Case& c) {
       || c.r.done + kTolerance < *stop) {
     return std::nullopt;
   }
-  if (c.r.connection == record::Connection::fresh
-      && c.facts.refused_between(c.r.router, c.life.name, c.t - kTolerance,
-                                 c.r.done + kTolerance)) {
+  if (connection_refused(c)) {
     return std::nullopt;
   }
   std::string how = c.life.exited ? fmt::format("when it exited at {}", seconds_text(end))
@@ -310,10 +406,12 @@ RequestDiagnosis attribute(const RequestRecord& r, size_t index, const Facts& fa
     Micros t = send_time(r);
     auto applied = facts.applied_for(r.router, r.backend);
     Case c{r, *life, facts, context, t, state_at(*life, t), applied, applied && *applied <= t};
-    // Most specific first: a liveness kill, a SIGKILL, a refusal, a stale keep-alive connection,
+    // Most specific first: a liveness kill, a SIGKILL, what became of the request's own
+    // connection, a refusal, a stale keep-alive connection,
     // a request cut in flight, too few replicas, then what the backend's state says.
     std::optional<RequestDiagnosis> found = liveness_rule(c);
-    for (auto rule : {kill_rule, refusal_rule, stale_rule, in_flight_rule, capacity_rule}) {
+    for (auto rule : {kill_rule, end_of_run_rule, connection_rule, refusal_rule, stale_rule,
+                      in_flight_rule, capacity_rule}) {
       if (!found) {
         found = rule(c);
       }

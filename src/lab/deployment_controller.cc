@@ -28,7 +28,7 @@ DeploymentController::DeploymentController(boost::asio::io_context& io, Recorder
       ip_prefix_(std::move(ip_prefix)) {}
 
 DeploymentController::~DeploymentController() {
-  kill_all("the lab ends");
+  kill_all(std::string(record::kEndOfRunKill));
 }
 
 void DeploymentController::create_initial_pods() {

@@ -24,7 +24,16 @@ void reset(tcp::socket& socket) {
   }
 }
 
-// One client connection, bound to one backend for its whole life (conntrack).
+// A backend close that comes this soon after the router forwarded a request had already left the
+// pod when the request arrived: the pod closed a connection it saw idle (the idle-close race). On
+// loopback a FIN or RST takes microseconds; the margin covers a busy machine.
+constexpr std::chrono::milliseconds kRaceWindow{1};
+
+enum class Direction { up, down };  // up: client to backend; down: backend to client
+
+// One client connection, bound to one backend for its whole life (conntrack). Records what
+// became of the backend connection (RouterCore::connection_fate) before passing it on to the
+// client, so that a request's record finds it when the client sees the failure.
 class L4Session : public std::enable_shared_from_this<L4Session> {
 public:
   L4Session(RouterCore& router, tcp::socket client)
@@ -32,16 +41,18 @@ public:
 
   void start() {
     error_code ec;
-    uint16_t client_port = client_.remote_endpoint(ec).port();
+    client_port_ = client_.remote_endpoint(ec).port();
     const Endpoint* endpoint = router_.choose();
     if (endpoint == nullptr) {
       router_.refused("", "no usable endpoint");  // kube-proxy REJECTs: the client gets a reset
+      router_.remember_client(client_port_, "");
+      router_.connection_fate(client_port_, record::BackendFate::refused);
       reset_after_first_bytes();
       return;
     }
-    pod_ = endpoint->pod;
-    router_.remember_client(client_port, pod_);
+    router_.remember_client(client_port_, endpoint->pod);
     tcp::endpoint to(asio::ip::make_address(endpoint->ip, ec), endpoint->port);
+    pod_ = endpoint->pod;
     timer_.expires_after(router_.options().connect_timeout);
     timer_.async_wait([self = shared_from_this()](error_code e) {
       if (!e) {
@@ -58,14 +69,15 @@ private:
     timer_.cancel();
     if (ec) {
       router_.refused(pod_, timed_out_ ? "connect timed out" : ec.message());
+      router_.connection_fate(client_port_, record::BackendFate::refused);
       reset_after_first_bytes();
       return;
     }
     error_code ignored;
     client_.set_option(tcp::no_delay(true), ignored);
     backend_.set_option(tcp::no_delay(true), ignored);
-    pump(client_, backend_, up_, up_done_);
-    pump(backend_, client_, down_, down_done_);
+    pump(Direction::up);
+    pump(Direction::down);
   }
 
   // The client's connect already succeeded (the router accepted it): wait for its request (or
@@ -84,37 +96,69 @@ private:
     });
   }
 
-  // Copies `from` to `to` until EOF (then half-closes `to`) or an error (then resets both, as a
-  // reset crosses conntrack).
-  void pump(tcp::socket& from, tcp::socket& to, std::array<char, 16384>& buffer, bool& done) {
-    from.async_read_some(asio::buffer(buffer), [self = shared_from_this(), &from, &to, &buffer,
-                                                &done](error_code ec, size_t n) {
-      if (!ec) {
-        asio::async_write(to, asio::buffer(buffer.data(), n),
-                          [self, &from, &to, &buffer, &done](error_code e, size_t) {
-                            if (e) {
-                              self->abort();
-                            } else {
-                              self->pump(from, to, buffer, done);
-                            }
-                          });
-        return;
+  // The pod ended the backend connection: closed (EOF) or reset, while a request was pending on
+  // it or not.
+  void backend_ended(record::BackendFate fate) {
+    bool idle = !pending_since_ || router_.now() - *pending_since_ < kRaceWindow;
+    router_.connection_fate(client_port_, idle ? record::BackendFate::idle_closed : fate);
+  }
+
+  // Copies one direction until EOF (then half-closes the other side) or an error (then resets
+  // both, as a reset crosses conntrack).
+  void pump(Direction d) {
+    tcp::socket& from = d == Direction::up ? client_ : backend_;
+    std::array<char, 16384>& buffer = d == Direction::up ? up_ : down_;
+    from.async_read_some(
+        asio::buffer(buffer),
+        [self = shared_from_this(), d](error_code ec, size_t n) { self->on_read(d, ec, n); });
+  }
+
+  void on_read(Direction d, error_code ec, size_t n) {
+    if (aborted_) {
+      return;
+    }
+    tcp::socket& to = d == Direction::up ? backend_ : client_;
+    if (!ec) {
+      if (d == Direction::up && !pending_since_) {
+        pending_since_ = router_.now();
+      } else if (d == Direction::down) {
+        pending_since_.reset();  // the pod answers: nothing waits on it until the next request
       }
-      if (ec == asio::error::eof) {
-        error_code ignored;
-        to.shutdown(tcp::socket::shutdown_send, ignored);
-        done = true;
-        if (self->up_done_ && self->down_done_) {
-          self->client_.close(ignored);
-          self->backend_.close(ignored);
-        }
-        return;
+      std::array<char, 16384>& buffer = d == Direction::up ? up_ : down_;
+      asio::async_write(to, asio::buffer(buffer.data(), n),
+                        [self = shared_from_this(), d](error_code e, size_t) {
+                          if (e && d == Direction::up && !self->aborted_) {
+                            self->backend_ended(record::BackendFate::reset);
+                          }
+                          if (e) {
+                            self->abort();
+                          } else {
+                            self->pump(d);
+                          }
+                        });
+      return;
+    }
+    if (ec == asio::error::eof) {
+      if (d == Direction::down) {
+        backend_ended(record::BackendFate::closed);
       }
-      self->abort();
-    });
+      error_code ignored;
+      to.shutdown(tcp::socket::shutdown_send, ignored);
+      (d == Direction::up ? up_done_ : down_done_) = true;
+      if (up_done_ && down_done_) {
+        client_.close(ignored);
+        backend_.close(ignored);
+      }
+      return;
+    }
+    if (d == Direction::down) {
+      backend_ended(record::BackendFate::reset);
+    }
+    abort();
   }
 
   void abort() {
+    aborted_ = true;
     reset(client_);
     reset(backend_);
   }
@@ -124,7 +168,10 @@ private:
   tcp::socket backend_;
   asio::steady_timer timer_;
   std::string pod_;
+  uint16_t client_port_ = 0;
+  std::optional<Clock::time_point> pending_since_;  // client bytes forwarded, no answer since
   bool timed_out_ = false;
+  bool aborted_ = false;  // this session reset both sides: later errors are its own doing
   bool up_done_ = false;
   bool down_done_ = false;
   std::array<char, 16384> up_{};

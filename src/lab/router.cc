@@ -107,13 +107,28 @@ const Endpoint* RouterCore::choose(const std::vector<std::string>& skip) {
 
 void RouterCore::remember_client(uint16_t client_port, const std::string& pod) {
   std::lock_guard lock(clients_mutex_);
-  clients_[client_port] = pod;
+  clients_[client_port] = ClientConnection{pod};
+}
+
+void RouterCore::connection_fate(uint16_t client_port, record::BackendFate fate) {
+  Clock::time_point now = clock_.now();
+  std::lock_guard lock(clients_mutex_);
+  ClientConnection& c = clients_[client_port];
+  if (c.fate == record::BackendFate::open) {
+    c.fate = fate;
+    c.fate_at = now;
+  }
+}
+
+std::optional<ClientConnection> RouterCore::connection_of(uint16_t client_port) const {
+  std::lock_guard lock(clients_mutex_);
+  auto it = clients_.find(client_port);
+  return it == clients_.end() ? std::nullopt : std::optional<ClientConnection>(it->second);
 }
 
 std::optional<std::string> RouterCore::backend_of(uint16_t client_port) const {
-  std::lock_guard lock(clients_mutex_);
-  auto it = clients_.find(client_port);
-  return it == clients_.end() ? std::nullopt : std::optional<std::string>(it->second);
+  auto c = connection_of(client_port);
+  return c ? std::optional<std::string>(c->pod) : std::nullopt;
 }
 
 void RouterCore::refused(const std::string& pod, const std::string& why) {

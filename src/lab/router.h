@@ -5,8 +5,10 @@
 #include <optional>
 #include <string>
 
+#include "base/clock.h"
 #include "base/duration.h"
 #include "lab/endpoint_table.h"
+#include "record/run_record.h"
 
 namespace zerodrop::lab {
 
@@ -29,6 +31,14 @@ struct RouterOptions {
   uint64_t seed = 1;                                     // l4 picks backends at random
 };
 
+// What an l4 router knows of one client connection: the pod it chose and what became of its
+// backend connection. The first fate sticks: a reset that follows the pod's close changes nothing.
+struct ClientConnection {
+  std::string pod;  // "" when no endpoint was usable
+  record::BackendFate fate = record::BackendFate::open;
+  Clock::time_point fate_at{};  // when the router saw the fate (unset while open)
+};
+
 // One node's router: a proxy on its own thread, with its own view of the endpoints that changes
 // only when it applies a change (after its propagation delay). Records router_applied for every
 // applied change and router_refused for every backend connection that failed. Thread-safe.
@@ -46,6 +56,8 @@ public:
   virtual void schedule(const EndpointChange& change, Duration delay) = 0;
   // l4: the pod chosen for the latest client connection from `client_port`, if any.
   virtual std::optional<std::string> backend_of(uint16_t client_port) const = 0;
+  // l4: the latest client connection from `client_port`, with its backend connection's fate.
+  virtual std::optional<ClientConnection> connection_of(uint16_t client_port) const = 0;
   // The number of connections whose backend connection failed (refused, timed out, none left).
   virtual uint64_t refusals() const = 0;
 };

@@ -28,6 +28,7 @@ public:
 
   void schedule(const EndpointChange& change, Duration delay) override;
   std::optional<std::string> backend_of(uint16_t client_port) const override;
+  std::optional<ClientConnection> connection_of(uint16_t client_port) const override;
 
   uint64_t refusals() const override { return refusals_; }
 
@@ -42,10 +43,15 @@ public:
   // round-robin (l7, like nginx); `skip` excludes pods already tried. Null when none is usable.
   const Endpoint* choose(const std::vector<std::string>& skip = {});
   void remember_client(uint16_t client_port, const std::string& pod);
+  // Records what became of the backend connection of the client connection from `client_port`,
+  // stamped now; only the first fate of a connection is kept.
+  void connection_fate(uint16_t client_port, record::BackendFate fate);
   // Records a failed backend connection (router_refused) for `pod` ("" when none was usable).
   void refused(const std::string& pod, const std::string& why);
 
   boost::asio::io_context& io() { return io_; }
+
+  Clock::time_point now() const { return clock_.now(); }
 
   boost::asio::ip::tcp::acceptor& acceptor() { return acceptor_; }
 
@@ -67,7 +73,7 @@ private:
   std::mutex schedule_mutex_;
   PropagationSchedule schedule_;
   mutable std::mutex clients_mutex_;
-  std::unordered_map<uint16_t, std::string> clients_;
+  std::unordered_map<uint16_t, ClientConnection> clients_;
   std::atomic<uint64_t> refusals_{0};
   std::thread thread_;
 };

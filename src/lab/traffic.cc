@@ -54,6 +54,22 @@ load::Summary Traffic::stop() {
   return summary_;
 }
 
+// The router recorded the backend connection's fate before passing it on to the client, so a
+// failure the client saw is already there; a connection still open has no time.
+void Traffic::join_connection(const Router& router, record::RequestRecord& r) const {
+  std::optional<ClientConnection> c = router.connection_of(r.local_port);
+  if (!c) {
+    return;
+  }
+  if (r.backend.empty()) {
+    r.backend = c->pod;  // the app did not name itself (X-Pod-Name)
+  }
+  r.backend_fate = c->fate;
+  if (c->fate != record::BackendFate::open) {
+    r.backend_fate_at = recorder_.since_start(c->fate_at);
+  }
+}
+
 void Traffic::on_record(const record::RequestRecord& original) {
   record::RequestRecord r = original;
   const record::Micros origin = origin_;
@@ -68,8 +84,8 @@ void Traffic::on_record(const record::RequestRecord& original) {
   if (r.target < routers_.size()) {
     const Router& router = *routers_[r.target];
     r.router = router.name();
-    if (r.backend.empty() && r.local_port != 0) {
-      r.backend = router.backend_of(r.local_port).value_or("");
+    if (r.local_port != 0) {
+      join_connection(router, r);
     }
   }
   ++requests_;

@@ -36,6 +36,7 @@ public:
 
 private:
   void on_record(const record::RequestRecord& request);
+  void join_connection(const Router& router, record::RequestRecord& request) const;
 
   load::Options options_;
   const std::vector<std::unique_ptr<Router>>& routers_;

@@ -41,6 +41,10 @@ constexpr auto kEventNames = std::to_array<std::string_view>({
 });
 static_assert(kEventNames.size() == static_cast<size_t>(EventKind::note) + 1);
 
+constexpr auto kFateNames =
+    std::to_array<std::string_view>({"open", "refused", "reset", "closed", "idle_closed"});
+static_assert(kFateNames.size() == static_cast<size_t>(BackendFate::idle_closed) + 1);
+
 nlohmann::ordered_json to_json(const Conditions& c) {
   return {{"ready", c.ready}, {"serving", c.serving}, {"terminating", c.terminating}};
 }
@@ -157,6 +161,14 @@ RequestRecord request_from_json(const json& j) {
   r.backend = j.value("backend", "");
   r.error = j.value("error", "");
   r.router_error = j.value("router_error", "");
+  if (j.contains("backend_fate")) {
+    std::string name = j["backend_fate"].get<std::string>();
+    r.backend_fate = backend_fate_from_string(name);
+    if (!r.backend_fate) {
+      throw Error(fmt::format("unknown backend_fate '{}'", name));
+    }
+    r.backend_fate_at = micros_or_null(j, "backend_fate_us");
+  }
   return r;
 }
 
@@ -223,6 +235,19 @@ std::optional<EventKind> event_kind_from_string(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view to_string(BackendFate fate) {
+  return kFateNames[static_cast<size_t>(fate)];
+}
+
+std::optional<BackendFate> backend_fate_from_string(std::string_view name) {
+  for (size_t i = 0; i < kFateNames.size(); ++i) {
+    if (kFateNames[i] == name) {
+      return static_cast<BackendFate>(i);
+    }
+  }
+  return std::nullopt;
+}
+
 nlohmann::ordered_json to_json(const Event& e) {
   nlohmann::ordered_json j = {{"t_us", e.t.count()}, {"kind", to_string(e.kind)}};
   if (!e.pod.empty()) {
@@ -273,6 +298,12 @@ void write_ndjson(std::ostream& out, const RequestRecord& r) {
   }
   if (!r.router_error.empty()) {
     j["router_error"] = r.router_error;
+  }
+  if (r.backend_fate) {
+    j["backend_fate"] = to_string(*r.backend_fate);
+    if (r.backend_fate_at) {
+      j["backend_fate_us"] = r.backend_fate_at->count();
+    }
   }
   out << j.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
 }

@@ -51,6 +51,10 @@ enum class EventKind : uint8_t {
 std::string_view to_string(EventKind kind);
 std::optional<EventKind> event_kind_from_string(std::string_view name);
 
+// The detail of the SIGKILL an engine sends every pod still running when the run ends: the
+// engine's own stop, never a kubelet's grace kill.
+inline constexpr std::string_view kEndOfRunKill = "the lab ends";
+
 // EndpointSlice conditions of one endpoint (KEP-1672).
 struct Conditions {
   bool ready = false;
@@ -72,6 +76,20 @@ struct Event {
 
 enum class Connection : uint8_t { fresh, reused };
 
+// What happened to the backend connection a client connection was bound to, as the router that
+// held both saw it (the lab's l4 router; absent for other engines and dataplanes). Whether it
+// happened at the pod's exit is the diagnosis' business: it compares the time with the exit.
+enum class BackendFate : uint8_t {
+  open,         // nothing: the backend connection was still open when the request ended
+  refused,      // the router could not connect to a pod (refused, timed out, none usable)
+  reset,        // the pod reset the connection while a request was pending on it
+  closed,       // the pod closed the connection (FIN) while a request was pending on it
+  idle_closed,  // the pod closed or reset it while no request was pending (a keep-alive close)
+};
+
+std::string_view to_string(BackendFate fate);
+std::optional<BackendFate> backend_fate_from_string(std::string_view name);
+
 // One request as the client saw it. Absent times (never sent, no byte received) are nullopt.
 struct RequestRecord {
   uint64_t seq = 0;
@@ -91,6 +109,8 @@ struct RequestRecord {
   std::string error;        // the system's words for a transport failure ("connection refused")
   std::string router_error;  // why the router answered itself (502/503/504), in
                              // http::ProxyFailure's words ("upstream_timeout"); empty otherwise
+  std::optional<BackendFate> backend_fate;  // its backend connection's fate, when a router knew
+  std::optional<Micros> backend_fate_at;    // when that fate came (absent for `open`)
 };
 
 // Aggregated counts for engines that do not keep single records (the simulator).

@@ -74,7 +74,8 @@ void holes_section(std::ostream& out, const Diagnosis& d) {
 
 void pods_section(std::ostream& out, const Diagnosis& d) {
   out << "<section id=\"pods\"><h2>Per pod, failed/requests by phase of its life</h2><table>"
-      << "<tr><th>pod</th><th>serving</th><th>before SIGTERM</th><th>after SIGTERM</th>"
+      << fmt::format("<tr><th>pod</th><th>serving</th><th>before {0}</th><th>after {0}</th>",
+                     diagnose::stop_signal_name(d))
       << "<th>after router update</th></tr>";
   for (const diagnose::PodTraffic& t : d.traffic) {
     out << "<tr><td>" << escape(t.pod) << "</td>";

@@ -120,14 +120,12 @@ void print_pods(std::ostream& out, const Diagnosis& d, const Style& s) {
     return;
   }
   out << '\n' << s.bold("Per pod, failed/requests by phase of its life") << '\n';
+  std::string signal = diagnose::stop_signal_name(d);
   out << fmt::format("  {:<18} {:>9} {:>14} {:>15} {:>15} {:>19}\n", "pod", "failed", "serving",
-                     "before SIGTERM", "after SIGTERM", "after router update");
+                     "before " + signal, "after " + signal, "after router update");
   for (const diagnose::PodTraffic& t : d.traffic) {
     uint64_t requests = t.requests[0] + t.requests[1] + t.requests[2] + t.requests[3];
     uint64_t failed = t.failed[0] + t.failed[1] + t.failed[2] + t.failed[3];
-    if (requests == 0) {
-      continue;
-    }
     out << fmt::format("  {:<18} {:>9} {:>14} {:>15} {:>15} {:>19}\n", t.pod.substr(0, 18),
                        cell(failed, requests), cell(t.failed[0], t.requests[0]),
                        cell(t.failed[1], t.requests[1]), cell(t.failed[2], t.requests[2]),

@@ -32,6 +32,7 @@ void add_pod_marks(const diagnose::PodLife& p, std::vector<Mark>& out) {
   add(p.prestop_started, "preStop");
   add(p.signal, signal_full_name(p.stop_signal.value_or(SIGTERM)));
   add(p.kill, "SIGKILL");
+  add(p.end_of_run_kill, "SIGKILL (end of the run)");
   std::string exit = p.exit_signal ? fmt::format("exited ({})", signal_full_name(*p.exit_signal))
                                    : fmt::format("exited ({})", p.exit_code.value_or(0));
   add(p.exited, exit);

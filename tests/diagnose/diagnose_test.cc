@@ -203,6 +203,28 @@ TEST(Diagnose, SigkillMidRequestIsGraceOverrun) {
   EXPECT_NE(h.fix.snippet.find("terminationGracePeriodSeconds: 6"), std::string::npos);
 }
 
+// A pod killed at the end of its grace period had not finished draining: its drain is at least
+// what it was given, whatever the longest request took.
+TEST(Diagnose, AKilledPodsDrainIsAtLeastItsGrace) {
+  RunBuilder b = steady();
+  b.set("grace", "10s");
+  b.event(3.0, EventKind::deletion_started, "web-0").signal(3.0, "web-0", SIGUSR1);
+  b.applied(3.5, "node-1", "web-0", false, true).applied(3.8, "node-2", "web-0", false, true);
+  b.killed(13.0, "web-0");
+  b.request(12.0, 13.001, Outcome::reset_during_response, Connection::reused, "node-1", "web-0");
+  Diagnosis d = diagnose(b.build(), Options{});
+  ASSERT_TRUE(d.longest_drain);
+  EXPECT_EQ(*d.longest_drain, at(10.0));
+  EXPECT_EQ(d.drain_evidence,
+            "pod web-0 was still draining when SIGKILL came 10.00 s after its stop signal");
+  ASSERT_EQ(d.holes.size(), 1u);
+  EXPECT_EQ(d.holes[0].hole, Hole::grace_overrun);
+  // preStop: 0.8 s + 1 s -> 2 s; grace: 2 + 10 + 1 = 13 s (the longest request, 1 s, would
+  // have said the current 10 s covers it).
+  EXPECT_EQ(d.holes[0].fix.summary, "terminationGracePeriodSeconds 13");
+  EXPECT_EQ(d.holes[0].fix.why.find("already covers"), std::string::npos) << d.holes[0].fix.why;
+}
+
 TEST(Diagnose, KillWithoutDeletionIsNotGraceOverrun) {
   // The engine stopping its pods at the end of the run is no kubelet grace period.
   RunBuilder b = steady();

@@ -100,6 +100,13 @@ public:
     return *this;
   }
 
+  // What the router saw become of the last request's backend connection, at `t`.
+  RunBuilder& fate(record::BackendFate fate, double t) {
+    run_.requests.back().backend_fate = fate;
+    run_.requests.back().backend_fate_at = at(t);
+    return *this;
+  }
+
   // Successful requests every `step` seconds from `from` to `to`, each taking 5 ms.
   RunBuilder& ok(double from, double to, double step, const std::string& router,
                  const std::string& backend) {

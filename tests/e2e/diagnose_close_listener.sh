@@ -17,10 +17,13 @@ python3 - "$WORK/close-listener/report.json" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
 # A connection sent just before the SIGTERM event (while serving, or between the deletion's stamp
-# and the signal's) and refused just after it: the diagnosis says so ("just after it stopped").
+# and the signal's) and refused just after it, or accepted into the backlog and reset when the
+# listener closed: the diagnosis says so ("just after it stopped", "it had stopped taking
+# connections").
 for r in report["failed_requests"]:
+    said = "just after it stopped" in r["reason"] or "stopped taking connections" in r["reason"]
     after_stop = r["backend_state"] in ("after_signal", "exited") or (
-        r["backend_state"] in ("serving", "prestop") and "just after it stopped" in r["reason"])
+        r["backend_state"] in ("serving", "prestop") and said)
     assert after_stop and not r["router_applied"], r
 PY
 echo "ok"

@@ -116,6 +116,79 @@ TEST(Router, L4ResetsTheClientWhenTheBackendRefuses) {
   EXPECT_GE(router->refusals(), 1u);
 }
 
+using record::BackendFate;
+using zerodrop::testing::Behaviour;
+using zerodrop::testing::MisbehavingServer;
+
+// An l4 router in front of one pod served by a MisbehavingServer; `exchange` sends one request
+// through it and returns the router's record of that client connection.
+struct L4Fixture {
+  explicit L4Fixture(Behaviour behaviour)
+      : server({behaviour, 200, "pod-a", "127.0.0.1", 0, std::chrono::milliseconds(50)}),
+        router(Router::start({"node-1", Dataplane::l4}, nullptr)) {
+    router->schedule(ready("pod-a", server.port()), Duration(0));
+  }
+
+  // Until the router has applied the pod (before, it refuses: no endpoint), at most 5 s.
+  std::optional<ClientConnection> exchange(std::string_view request) {
+    auto deadline = std::chrono::steady_clock::now() + 5s;
+    for (;;) {
+      uint16_t local_port = 0;
+      zerodrop::testing::raw_exchange(router->port(), request, &local_port);
+      std::optional<ClientConnection> c = router->connection_of(local_port);
+      if (!c || c->fate != BackendFate::refused || std::chrono::steady_clock::now() > deadline) {
+        return c;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+  }
+
+  MisbehavingServer server;
+  std::unique_ptr<Router> router;
+};
+
+constexpr std::string_view kKeepAlive = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
+
+// The pod answered, then closed the connection (Connection: close): it closed an idle connection.
+TEST(Router, L4RecordsAnIdleCloseByThePod) {
+  uint16_t backend_port = pick_free_port();
+  Subprocess backend = start_backend(backend_port, "pod-a");
+  auto router = Router::start({"node-1", Dataplane::l4}, nullptr);
+  router->schedule(ready("pod-a", backend_port), Duration(0));
+  wait_applied(*router);
+  uint16_t local_port = 0;
+  std::string response = get(router->port(), &local_port);
+  EXPECT_NE(response.find("200 OK"), std::string::npos) << response;
+  auto c = router->connection_of(local_port);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->pod, "pod-a");
+  EXPECT_EQ(c->fate, BackendFate::idle_closed);
+}
+
+// The pod held the request 50 ms, then reset or closed the connection: a request was pending.
+TEST(Router, L4RecordsAResetOrCloseWithARequestPending) {
+  L4Fixture reset(Behaviour::slow_reset);
+  auto c = reset.exchange(kKeepAlive);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->fate, BackendFate::reset);
+  L4Fixture closed(Behaviour::slow_close);
+  c = closed.exchange(kKeepAlive);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->fate, BackendFate::closed);
+}
+
+TEST(Router, L4RecordsARefusedConnection) {
+  auto router = Router::start({"node-1", Dataplane::l4}, nullptr);
+  router->schedule(ready("dead", pick_free_port()), Duration(0));
+  std::this_thread::sleep_for(50ms);
+  uint16_t local_port = 0;
+  EXPECT_EQ(get(router->port(), &local_port), "errno:" + std::to_string(ECONNRESET));
+  auto c = router->connection_of(local_port);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->pod, "dead");
+  EXPECT_EQ(c->fate, BackendFate::refused);
+}
+
 TEST(Router, L7Answers502NamingThePodWhenItRefuses) {
   AppliedChanges applied;
   auto router = Router::start({"node-1", Dataplane::l7}, applied.recorder());
@@ -182,9 +255,6 @@ TEST(Router, AppliesChangesDueAtTheSameInstantInOrder) {
     EXPECT_NE(response.find("X-Pod-Name: last"), std::string::npos) << response;
   }
 }
-
-using zerodrop::testing::Behaviour;
-using zerodrop::testing::MisbehavingServer;
 
 // An l7 router in front of one pod served by a MisbehavingServer.
 struct L7Fixture {

@@ -99,6 +99,59 @@ TEST(RunRecord, RouterErrorIsWrittenOnlyWhenTheRouterAnsweredItself) {
   std::remove(path.c_str());
 }
 
+TEST(RunRecord, BackendFateIsWrittenOnlyWhenARouterKnewTheConnection) {
+  std::string path = ::testing::TempDir() + "/rr_backend_fate.ndjson";
+  {
+    std::ofstream out(path);
+    RequestRecord r;
+    r.outcome = Outcome::closed_before_response;
+    r.backend_fate = BackendFate::idle_closed;
+    r.backend_fate_at = Micros(4'000'100);
+    write_ndjson(out, r);
+    RequestRecord load;  // zerodrop load's records stay as they were
+    write_ndjson(out, load);
+    out << R"({"seq":2,"intended_us":0,"done_us":0,"class":"ok","backend_fate":"lost"})" << '\n';
+  }
+  std::ifstream in(path);
+  std::string first, second;
+  std::getline(in, first);
+  std::getline(in, second);
+  EXPECT_NE(first.find(R"("backend_fate":"idle_closed","backend_fate_us":4000100)"),
+            std::string::npos)
+      << first;
+  EXPECT_EQ(second.find("backend_fate"), std::string::npos) << second;
+  try {
+    read_requests(path);
+    FAIL() << "an unknown backend_fate was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown backend_fate 'lost'"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find(":3:"), std::string::npos) << e.what();
+  }
+  std::remove(path.c_str());
+}
+
+TEST(RunRecord, BackendFateRoundTrips) {
+  std::string path = ::testing::TempDir() + "/rr_backend_fate_rt.ndjson";
+  {
+    std::ofstream out(path);
+    RequestRecord r;
+    r.backend_fate = BackendFate::reset;
+    r.backend_fate_at = Micros(7);
+    write_ndjson(out, r);
+    RequestRecord open;
+    open.backend_fate = BackendFate::open;
+    write_ndjson(out, open);
+  }
+  auto back = read_requests(path);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].backend_fate, BackendFate::reset);
+  EXPECT_EQ(back[0].backend_fate_at, Micros(7));
+  EXPECT_EQ(back[1].backend_fate, BackendFate::open);
+  EXPECT_EQ(back[1].backend_fate_at, std::nullopt);
+  std::remove(path.c_str());
+}
+
 TEST(RunRecord, BadLineNamesFileAndLine) {
   std::string path = ::testing::TempDir() + "/rr_bad.ndjson";
   {

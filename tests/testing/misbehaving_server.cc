@@ -26,13 +26,15 @@ using asio::awaitable;
 using asio::ip::tcp;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
-constexpr std::array<std::string_view, 19> kNames = {
+constexpr std::array<std::string_view, 21> kNames = {
     "ok",           "status",          "chunked",         "slow",         "refuse",
     "reset",        "close",           "reset-mid-body",  "truncated",    "stall",
     "huge-headers", "endless-headers", "invalid-chunked", "endless-body", "garbage",
-    "backlog-full", "head-length",     "interim",         "echo",
+    "backlog-full", "head-length",     "interim",         "echo",         "slow-reset",
+    "slow-close",
 };
-static_assert(kNames.size() == static_cast<size_t>(Behaviour::echo) + 1, "one name per Behaviour");
+static_assert(kNames.size() == static_cast<size_t>(Behaviour::slow_close) + 1,
+              "one name per Behaviour");
 
 bool equals_ignore_case(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
@@ -188,10 +190,16 @@ awaitable<bool> MisbehavingServer::Impl::respond(tcp::socket& socket, const std:
       co_await pause(options.delay);
       co_await write(socket, response(200, "ok"));
       co_return true;
+    case Behaviour::slow_reset:
+      co_await pause(options.delay);
+      [[fallthrough]];
     case Behaviour::reset:
       socket.set_option(asio::socket_base::linger(true, 0), ignored);
       socket.close(ignored);
       co_return false;
+    case Behaviour::slow_close:
+      co_await pause(options.delay);
+      [[fallthrough]];
     case Behaviour::close:
       socket.shutdown(tcp::socket::shutdown_both, ignored);
       socket.close(ignored);

@@ -35,6 +35,8 @@ enum class Behaviour {
   echo,         // 200 whose body is the request head as received, with hop-by-hop response
                 // headers a proxy must drop (Connection: X-Hop, X-Hop, Keep-Alive,
                 // Proxy-Connection) and a forged X-Zerodrop-Router-Error
+  slow_reset,   // reads the request, waits Options::delay, then resets (a request held, then cut)
+  slow_close,   // reads the request, waits Options::delay, then closes (FIN)
 };
 
 std::optional<Behaviour> behaviour_from_string(std::string_view name);
@@ -47,7 +49,7 @@ struct ServerOptions {
   std::string name = "pod-0";  // sent as X-Pod-Name
   std::string host = "127.0.0.1";
   uint16_t port = 0;                     // 0 = any free port
-  std::chrono::milliseconds delay{100};  // for slow and reset_mid_body
+  std::chrono::milliseconds delay{100};  // for slow, reset_mid_body, slow_reset and slow_close
 };
 
 // An HTTP/1.1 server that misbehaves on purpose, for tests of the load engine (and other
