@@ -22,14 +22,6 @@ TEST(Outcome, NamesRoundTripAndStatusesMap) {
   EXPECT_FALSE(outcome_from_string("refused"));
 }
 
-TEST(Hole, IdsRoundTrip) {
-  for (size_t i = 0; i < kHoleCount; ++i) {
-    auto h = static_cast<Hole>(i);
-    EXPECT_EQ(hole_from_string(to_string(h)), h);
-  }
-  EXPECT_EQ(to_string(Hole::deregistration_race), "deregistration-race");
-}
-
 TEST(RunRecord, NdjsonRoundTrip) {
   std::string path = ::testing::TempDir() + "/rr_test.ndjson";
   {
