@@ -142,7 +142,8 @@ ApiResponse ApiClient::stream(const std::string& target,
   while (!parser.is_done()) {
     parser.get().body().data = data.data();
     parser.get().body().size = data.size();
-    http::read(socket, buffer, parser, ec);
+    // read_some, not read: read would wait until the buffer is full, holding events back.
+    http::read_some(socket, buffer, parser, ec);
     if (ec && ec != http::error::need_buffer) {
       break;  // the server or a cancel ended the stream: the caller resumes or stops
     }

@@ -285,6 +285,14 @@ size_t Observer::old_pods_left() const {
   return left;
 }
 
+std::string Observer::progress() const {
+  const DeploymentStatus& d = deployment_;
+  return fmt::format("generation {} (first seen {}, observed {}), {} of {} updated, {} available, "
+                     "{} old pods left",
+                     d.generation, first_generation_.value_or(0), d.observed_generation,
+                     d.updated, d.replicas, d.available, old_pods_left());
+}
+
 bool Observer::rollout_complete() const {
   return deployment_.rolled_out() && deployment_.generation > first_generation_.value_or(0)
          && !old_pods_.empty() && old_pods_left() == 0;

@@ -408,10 +408,10 @@ int run(const Options& o, const Finish& finish) {
   }
   if (ending == Ending::timed_out) {
     std::cerr << fmt::format(
-        "zerodrop: error: verify: deploy/{} did not complete its rollout within {} ({} old pods "
-        "left); the record is in {}\n",
+        "zerodrop: error: verify: deploy/{} did not complete its rollout within {} ({}); the "
+        "record is in {}\n",
         o.deployment, format_duration(o.rollout_timeout),
-        timeline.with_observer([](Observer& ob) { return ob.old_pods_left(); }), folder.dir());
+        timeline.with_observer([](Observer& ob) { return ob.progress(); }), folder.dir());
     return to_int(ExitCode::usage);
   }
   return code;

@@ -136,16 +136,20 @@ def delete_pod(name):
     endpoints_changed()
 
 
+generation = [1]
+
+
 def rollout():
     old = sorted(objects["pods"])
-    put("deployments", deployment(2, 0))
+    generation[0] += 1
+    put("deployments", deployment(generation[0], 0))
     for i, victim in enumerate(old):
         time.sleep(0.3)
         name = new_pod(False)
         endpoints_changed()
         time.sleep(0.3)
         set_ready(name)
-        put("deployments", deployment(2, i + 1))
+        put("deployments", deployment(generation[0], i + 1))
         delete_pod(victim)
 
 
