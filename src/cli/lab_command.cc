@@ -60,6 +60,8 @@ struct Flags {
   std::string warmup = "2s", tail = "3s", ready_timeout = "30s", out;
   bool demo = false;
   std::string router_only, listen = "127.0.0.1:0", backend;
+  std::vector<std::string> kube_api;  // given: serve the API; one value: the address
+  std::vector<std::string> kube_api_deny;
 };
 
 void add_flags(CLI::App& app, Flags& f) {
@@ -112,7 +114,7 @@ void add_flags(CLI::App& app, Flags& f) {
       ->capture_default_str();
   app.add_option("--retries", f.retries, "l7: retries on connect failure, idempotent methods")
       ->capture_default_str();
-  app.add_option("--action", f.action, "restart | scale-down N | delete-pod")
+  app.add_option("--action", f.action, "restart | scale-down N | delete-pod | none")
       ->expected(1, 2)
       ->capture_default_str();
   app.add_option("--rate", f.rate, "requests per second over all routers")->capture_default_str();
@@ -132,6 +134,11 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--router-only", f.router_only, "")->group("");  // bench/lab_overhead.sh
   app.add_option("--listen", f.listen, "")->group("");
   app.add_option("--backend", f.backend, "")->group("");
+  app.add_option("--kube-api", f.kube_api,
+                 "serve the run as the Kubernetes API on ADDR (loopback only; default "
+                 "127.0.0.1 and a free port) and write a kubeconfig into the run folder")
+      ->expected(0, 1);
+  app.add_option("--kube-api-deny", f.kube_api_deny, "")->group("");  // tests: VERB/RESOURCE
   app.add_option("command", f.command, "COMMAND ARGS… (after --)");
 }
 
@@ -188,12 +195,15 @@ void apply_action(const Flags& f, lab::Options& o) {
     o.action = lab::Action::restart;
   } else if (verb == "delete-pod" && count.empty()) {
     o.action = lab::Action::delete_pod;
+  } else if (verb == "none" && count.empty()) {
+    o.action = lab::Action::none;
   } else if (verb == "scale-down" && !count.empty()) {
     o.action = lab::Action::scale_down;
     o.scale_to = integer(count, "--action scale-down", 0, o.replicas);
   } else {
-    throw Error(fmt::format("--action: expected restart, scale-down N or delete-pod, got '{}'",
-                            fmt::join(f.action, " ")));
+    throw Error(
+        fmt::format("--action: expected restart, scale-down N, delete-pod or none, got '{}'",
+                    fmt::join(f.action, " ")));
   }
 }
 
@@ -248,6 +258,13 @@ lab::Options to_options(const CLI::App& app, const Flags& f) {
   o.ready_timeout = dur(f.ready_timeout, "--ready-timeout");
   o.out_dir = f.out;
   o.live = ::isatty(STDERR_FILENO) != 0;
+  if (app.count("--kube-api") > 0) {
+    o.kube_api = lab::KubeApiOptions{};
+    o.kube_api->listen = f.kube_api.empty() ? "" : f.kube_api.front();
+    o.kube_api->deny = {f.kube_api_deny.begin(), f.kube_api_deny.end()};
+  } else if (o.action == lab::Action::none) {
+    throw Error("--action none: only a client of --kube-api can act then; add --kube-api");
+  }
   return o;
 }
 
@@ -282,6 +299,10 @@ int run_lab(const CLI::App& app, const Flags& f) {
   lab::Options options = to_options(app, f);
   options.on_run_dir = [](const std::string& dir) {
     std::cerr << "zerodrop lab: run folder " << dir << "\n";
+  };
+  options.on_kube_api = [](const std::string& url, const std::string& kubeconfig) {
+    std::cerr << "zerodrop lab: Kubernetes API at " << url << " (deployment web); "
+              << "export KUBECONFIG=" << kubeconfig << "\n";
   };
   lab::Result result = lab::run(options);
   diagnose::Diagnosis diagnosis = finish(record::RunFolder(result.out_dir), result.run, std::cout);

@@ -88,8 +88,14 @@ std::vector<kube::PodView> DeploymentController::views() const {
 }
 
 void DeploymentController::start(Action action, int scale_to) {
+  if (action == Action::none) {
+    return;  // a client acts, through delete_pod() or another start()
+  }
   started_ = true;
+  finished_ = false;
   switch (action) {
+    case Action::none:
+      break;
     case Action::restart:
       ++revision_;
       recorder_.pod_event(EventKind::rollout_started, "",
@@ -120,6 +126,19 @@ void DeploymentController::start(Action action, int scale_to) {
       break;
     }
   }
+}
+
+bool DeploymentController::delete_pod(const std::string& name) {
+  for (const kube::PodView& view : views()) {
+    if (pods_[view.id]->name() == name && !view.terminating) {
+      started_ = true;
+      finished_ = false;
+      recorder_.pod_event(EventKind::rollout_started, name, "delete pod " + name);
+      apply({0, {view.id}});
+      return true;
+    }
+  }
+  return false;
 }
 
 void DeploymentController::apply(const kube::RolloutPlan& plan) {

@@ -21,6 +21,7 @@ enum class Action {
   restart,     // kubectl rollout restart: every pod replaced by a new revision
   scale_down,  // kubectl scale --replicas N: the newest pods are deleted at once
   delete_pod,  // kubectl delete pod: one pod deleted, its ReplicaSet replaces it
+  none,        // nothing: a client of the lab's Kubernetes API acts (--kube-api)
 };
 
 // The Deployment / ReplicaSet controller of the emulated cluster, with its pods (kubelet) and the
@@ -36,8 +37,10 @@ public:
   // Creates `replicas` pods of revision 1. Throws Error when the command cannot run.
   void create_initial_pods();
   bool all_ready() const;
-  // Starts the action (records rollout_started).
+  // Starts the action (records rollout_started); again later for another action.
   void start(Action action, int scale_to);
+  // Deletes the named pod as `kubectl delete pod` does; false when no such live pod.
+  bool delete_pod(const std::string& name);
   // One reconcile; true once the action is complete and every deleted pod is gone.
   bool reconcile();
   // SIGKILLs every pod still running (the end of the run, or Ctrl-C).

@@ -15,6 +15,7 @@
 #include "base/int_or_percent.h"
 #include "base/parse.h"
 #include "base/subprocess.h"
+#include "kubeapi/objects.h"
 #include "lab/endpoint_controller.h"
 #include "lab/recorder.h"
 #include "lab/traffic.h"
@@ -107,19 +108,41 @@ private:
   double next_ = 0;
 };
 
-// Warm-up, action, rollout until every deleted pod is gone, tail. Returns early on Ctrl-C or
-// when the load engine stops by itself.
+// Carries out what clients asked through the Kubernetes API; true when there was anything.
+bool act_on(const std::vector<ClientCommand>& commands, DeploymentController& cluster) {
+  for (const ClientCommand& c : commands) {
+    switch (c.kind) {
+      case ClientCommand::Kind::restart:
+        cluster.start(Action::restart, 0);
+        break;
+      case ClientCommand::Kind::scale:
+        cluster.start(Action::scale_down, c.replicas);  // scales up as well
+        break;
+      case ClientCommand::Kind::delete_pod:
+        cluster.delete_pod(c.pod);
+        break;
+    }
+  }
+  return !commands.empty();
+}
+
+// Warm-up, action (the lab's own, or a client's through the API), rollout until every deleted
+// pod is gone, tail. Returns early on Ctrl-C or when the load engine stops by itself.
 void drive(asio::io_context& io, const Options& o, DeploymentController& cluster, Traffic& traffic,
-           Recorder& recorder, const bool& interrupted) {
-  enum class Phase { warmup, rollout, tail };
+           Recorder& recorder, LabApi* api, const bool& interrupted) {
+  enum class Phase { warmup, waiting, rollout, tail };
   Phase phase = Phase::warmup;
   auto now = [] {
     return std::chrono::steady_clock::now();
   };
   auto phase_end = now() + o.warmup;
-  auto give_up = phase_end + o.ready_timeout + 30 * o.pod.grace * std::max(1, o.replicas);
+  auto give_up = phase_end;
+  auto begin_rollout = [&] {
+    phase = Phase::rollout;
+    give_up = now() + o.ready_timeout + 30 * o.pod.grace * std::max(1, o.replicas);
+  };
   LiveLine live(o.live);
-  static constexpr const char* kNames[] = {"warm-up", "rollout", "tail"};
+  static constexpr const char* kNames[] = {"warm-up", "waiting", "rollout", "tail"};
   run_until(
       io,
       [&] {
@@ -127,10 +150,20 @@ void drive(asio::io_context& io, const Options& o, DeploymentController& cluster
         if (interrupted || traffic.finished()) {
           return true;
         }
+        if (api != nullptr) {
+          api->refresh(recorder.now());
+          if (act_on(api->take_commands(), cluster)) {
+            begin_rollout();  // a client acted: its rollout, even in the warm-up or the tail
+          }
+        }
         bool settled = cluster.reconcile();
         if (phase == Phase::warmup && now() >= phase_end) {
           cluster.start(o.action, o.scale_to);
-          phase = Phase::rollout;
+          if (o.action == Action::none) {
+            phase = Phase::waiting;
+          } else {
+            begin_rollout();
+          }
         } else if (phase == Phase::rollout && settled) {
           phase = Phase::tail;
           phase_end = now() + o.tail;
@@ -141,6 +174,38 @@ void drive(asio::io_context& io, const Options& o, DeploymentController& cluster
         return phase == Phase::tail && now() >= phase_end;
       },
       std::chrono::hours(24 * 365));
+}
+
+// The emulated cluster as the API shows it: the Deployment's spec, the nodes' routers, and the
+// wall-clock time of the recorder's t = 0.
+kubeapi::ClusterInfo cluster_info(const Options& o, const kube::RolloutLimits& limits,
+                                  const std::vector<std::unique_ptr<Router>>& routers,
+                                  const Recorder& recorder) {
+  kubeapi::ClusterInfo info;
+  info.deployment = o.kube_api->deployment;
+  info.container = o.scenario.container.value_or("app");
+  info.command = o.pod.command;
+  info.port = o.pod.port;
+  info.replicas = o.replicas;
+  info.min_available = limits.replicas - limits.max_unavailable;
+  info.max_surge = o.max_surge.to_string();
+  info.max_unavailable = o.max_unavailable.to_string();
+  info.min_ready = o.min_ready;
+  info.grace = o.pod.grace;
+  if (o.pod.prestop.kind == HookSpec::Kind::sleep) {
+    info.prestop_sleep = o.pod.prestop.sleep;
+  }
+  if (o.pod.readiness.kind == ProbeSpec::Kind::http) {
+    info.readiness_path = o.pod.readiness.path;
+  }
+  for (const auto& r : routers) {
+    info.nodes.push_back({r->name(), "127.0.0.1", r->port()});
+  }
+  info.k8s_version = o.scenario.k8s_version.value_or("1.32");
+  info.start_wall =
+      std::chrono::system_clock::now()
+      - std::chrono::duration_cast<std::chrono::system_clock::duration>(recorder.now());
+  return info;
 }
 
 }  // namespace
@@ -231,6 +296,7 @@ record::Scenario describe(const Options& o) {
   x["retries"] = std::to_string(o.retries);
   x["action"] = o.action == Action::restart      ? "restart"
                 : o.action == Action::scale_down ? fmt::format("scale-down {}", o.scale_to)
+                : o.action == Action::none       ? "none"
                                                  : "delete-pod";
   x["rate"] = fmt::format("{}", o.load.rate);
   x["keepalive"] = o.load.keepalive == load::Keepalive::on ? "on" : "off";
@@ -253,6 +319,15 @@ Result run(const Options& o) {
   SteadyClock clock;
   Recorder recorder(result.out_dir, clock);
   std::vector<std::unique_ptr<Router>> routers = start_routers(o, recorder);
+  // The Kubernetes API, when asked, sees every event from here on: the pods' creation too.
+  std::unique_ptr<LabApi> api;
+  if (o.kube_api) {
+    api =
+        std::make_unique<LabApi>(*o.kube_api, cluster_info(o, limits, routers, recorder), recorder);
+    if (o.on_kube_api) {
+      o.on_kube_api(api->url(), api->kubeconfig());
+    }
+  }
   asio::io_context io;
   EndpointController endpoints(recorder, raw(routers), o.propagation, o.seed);
   DeploymentController cluster(io, recorder, o.pod, endpoints, limits, o.min_ready, ip_prefix());
@@ -275,12 +350,13 @@ Result run(const Options& o) {
   Traffic traffic(o.load, o.method, o.path, routers, recorder);
   if (!interrupted) {
     traffic.start();
-    drive(io, o, cluster, traffic, recorder, interrupted);
+    drive(io, o, cluster, traffic, recorder, api.get(), interrupted);
   }
 
   // Stop the load, kill whatever still runs, and hand back what was recorded.
   result.load = traffic.stop();
   record::Micros end = recorder.now();
+  api.reset();  // clients see the run, not the lab's teardown
   cluster.kill_all(interrupted ? "interrupted: the lab kills its pods" : "the run ends");
   result.interrupted = interrupted;
   result.run = recorder.snapshot(describe(o), end);

@@ -2,11 +2,13 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "base/delay_distribution.h"
 #include "base/int_or_percent.h"
 #include "lab/deployment_controller.h"
+#include "lab/kube_api.h"
 #include "lab/pod.h"
 #include "lab/router.h"
 #include "load/load.h"
@@ -40,6 +42,10 @@ struct Options {
   // Called with the run folder as soon as it exists, before anything can fail in it: a run that
   // stops on an error still says where its partial record is.
   std::function<void(const std::string& out_dir)> on_run_dir;
+  // Serve the run as the Kubernetes API (--kube-api); on_kube_api gets its URL and kubeconfig
+  // once it listens, before the pods start.
+  std::optional<KubeApiOptions> kube_api;
+  std::function<void(const std::string& url, const std::string& kubeconfig)> on_kube_api;
 };
 
 struct Result {

@@ -35,7 +35,15 @@ void Recorder::event(record::Event event) {
   std::lock_guard lock(mutex_);
   event.t = now();
   writer_.write(event);  // flushed at once: a killed lab still leaves its events on disk
+  if (observer_) {
+    observer_(event);
+  }
   events_.push_back(std::move(event));
+}
+
+void Recorder::observe(std::function<void(const record::Event&)> observer) {
+  std::lock_guard lock(mutex_);
+  observer_ = std::move(observer);
 }
 
 void Recorder::pod_event(record::EventKind kind, const std::string& pod, std::string detail) {

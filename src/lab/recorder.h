@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -27,8 +28,11 @@ public:
 
   record::Micros since_start(Clock::time_point t) const;
 
-  // Stamps the event with now() and records it.
+  // Stamps the event with now() and records it, then hands it to the observer, if any.
   void event(record::Event event);
+  // Calls `observer` with every event recorded from now on, in order, under the recorder's
+  // lock (so it must not call back into the recorder). Empty: no observer.
+  void observe(std::function<void(const record::Event&)> observer);
   // Shorthand for an event about a pod.
   void pod_event(record::EventKind kind, const std::string& pod, std::string detail = {});
   void request(record::RequestRecord request);
@@ -44,6 +48,7 @@ private:
   mutable std::mutex mutex_;
   record::RunWriter writer_;
   std::vector<record::Event> events_;
+  std::function<void(const record::Event&)> observer_;
   std::vector<record::RequestRecord> requests_;
   uint64_t failed_ = 0;
 };

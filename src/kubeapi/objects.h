@@ -1,0 +1,75 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/duration.h"
+#include "record/run_record.h"
+
+namespace zerodrop::kubeapi {
+
+// A node of the emulated cluster: its name and its router's address (the Service's per-node
+// "ClusterIP").
+struct Node {
+  std::string name;
+  std::string host;
+  uint16_t port = 0;
+};
+
+// The static facts of the emulated cluster that the API objects show: the Deployment's name and
+// spec, the nodes, and the wall-clock time of the run's t = 0 (API timestamps are wall-clock).
+struct ClusterInfo {
+  std::string ns = "default";
+  std::string deployment = "web";
+  std::string container = "app";
+  std::vector<std::string> command;
+  uint16_t port = 0;  // 0: each pod has its own port
+  int replicas = 1;
+  int min_available = 1;  // replicas - maxUnavailable, resolved: the Available condition
+  std::string max_surge = "25%";
+  std::string max_unavailable = "25%";
+  Duration min_ready{0};
+  Duration grace = std::chrono::seconds(30);
+  std::optional<Duration> prestop_sleep;  // a sleep preStop, shown as exec ["sleep", "N"]
+  std::string readiness_path;             // an httpGet readiness probe; empty: tcpSocket
+  std::vector<Node> nodes;
+  std::string k8s_version = "1.32";
+  std::chrono::system_clock::time_point start_wall;
+};
+
+// RFC 3339 in UTC at second precision, as metav1.Time serializes.
+std::string rfc3339(std::chrono::system_clock::time_point t);
+// A stable UUID-shaped uid for `kind`/`name` in the run started at `start`.
+std::string uid_of(const std::string& kind, const std::string& name,
+                   std::chrono::system_clock::time_point start);
+// The pod-template-hash of a revision (ten characters of Kubernetes' alphabet).
+std::string template_hash(int revision);
+
+nlohmann::json metadata(const ClusterInfo& info, const std::string& kind, const std::string& name,
+                        record::Micros created);
+// The Deployment with its spec and an empty status; generation 1.
+nlohmann::json deployment_object(const ClusterInfo& info);
+// The pod template of the Deployment (spec.template).
+nlohmann::json pod_template(const ClusterInfo& info);
+nlohmann::json replica_set_object(const ClusterInfo& info, const nlohmann::json& deployment,
+                                  int revision, record::Micros created);
+nlohmann::json service_object(const ClusterInfo& info);
+nlohmann::json node_object(const ClusterInfo& info, const Node& node);
+nlohmann::json namespace_object(const ClusterInfo& info, const std::string& name);
+// A core/v1 Event about `involved` (an object's kind, name and uid).
+nlohmann::json event_object(const ClusterInfo& info, const nlohmann::json& involved,
+                            const std::string& reason, const std::string& message,
+                            const std::string& type, const std::string& component, record::Micros t,
+                            int serial);
+// A reference to `object` (kind, namespace, name, uid, apiVersion) for ownerReferences and events.
+nlohmann::json reference_to(const nlohmann::json& object);
+
+// Where the lab's clock (microseconds since the run's start) is on the wall clock.
+std::chrono::system_clock::time_point wall(const ClusterInfo& info, record::Micros t);
+
+}  // namespace zerodrop::kubeapi

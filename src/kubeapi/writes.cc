@@ -1,0 +1,244 @@
+// The writes the lab's API accepts: PATCH of the Deployment (and its scale) that the lab acts on,
+// DELETE of a pod, access reviews, and plain storage for ConfigMaps and RBAC objects.
+#include <fmt/format.h>
+
+#include "base/error.h"
+#include "kubeapi/api.h"
+
+namespace zerodrop::kubeapi {
+
+using nlohmann::json;
+
+namespace {
+
+std::string dump(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+HttpResponse ok(const json& j, int status = 200) {
+  return {status, dump(j) + "\n", "application/json"};
+}
+
+json parse_body(const std::string& body) {
+  json j = json::parse(body, nullptr, false);
+  if (j.is_discarded()) {
+    throw Error("the request body is not JSON");
+  }
+  return j;
+}
+
+// Strategic merge as the API server applies it to the fields kubectl patches: maps merge, null
+// deletes, lists of objects with a "name" merge by name (containers, ports), other lists replace.
+void strategic_merge(json& target, const json& patch) {
+  if (!patch.is_object() || !target.is_object()) {
+    target = patch;
+    return;
+  }
+  for (const auto& [key, value] : patch.items()) {
+    if (key.rfind("$", 0) == 0) {
+      continue;  // directives ($setElementOrder, $patch) change no field the lab serves
+    }
+    if (value.is_null()) {
+      target.erase(key);
+    } else if (value.is_array() && target.contains(key) && target[key].is_array() && !value.empty()
+               && value[0].is_object() && value[0].contains("name")) {
+      for (const json& item : value) {
+        auto same = std::find_if(target[key].begin(), target[key].end(), [&](const json& t) {
+          return t.is_object() && t.value("name", "") == item.value("name", "");
+        });
+        if (same == target[key].end()) {
+          target[key].push_back(item);
+        } else {
+          strategic_merge(*same, item);
+        }
+      }
+    } else if (value.is_object() && target.contains(key)) {
+      strategic_merge(target[key], value);
+    } else {
+      target[key] = value;
+    }
+  }
+}
+
+}  // namespace
+
+json apply_patch(const json& object, const std::string& content_type, const std::string& body) {
+  std::string type = content_type.substr(0, content_type.find(';'));
+  json patch = parse_body(body);
+  json out = object;
+  if (type == "application/strategic-merge-patch+json") {
+    strategic_merge(out, patch);
+  } else if (type == "application/merge-patch+json") {
+    out.merge_patch(patch);
+  } else if (type == "application/json-patch+json") {
+    try {
+      out = object.patch(patch);
+    } catch (const json::exception& e) {
+      throw Error(fmt::format("cannot apply the JSON patch: {}", e.what()));
+    }
+  } else {
+    throw Error(fmt::format("unsupported patch type '{}'", content_type));
+  }
+  return out;
+}
+
+json Api::scale_of(const json& d) const {
+  json meta = {{"name", d["metadata"]["name"]},
+               {"namespace", d["metadata"]["namespace"]},
+               {"uid", d["metadata"]["uid"]},
+               {"resourceVersion", d["metadata"]["resourceVersion"]},
+               {"creationTimestamp", d["metadata"]["creationTimestamp"]}};
+  return {{"kind", "Scale"},
+          {"apiVersion", "autoscaling/v1"},
+          {"metadata", meta},
+          {"spec", {{"replicas", d["spec"]["replicas"]}}},
+          {"status",
+           {{"replicas", d["status"].value("replicas", 0)},
+            {"selector", fmt::format("app={}", info_.deployment)}}}};
+}
+
+HttpResponse Api::patch(const Route& route, const HttpRequest& request) {
+  const ResourceType& t = *route.type;
+  if (t.group == "apps") {
+    return patch_deployment(route, request);
+  }
+  std::optional<json> updated = store_.update(t.store_key, route.name, [&](json& object) {
+    json metadata = object["metadata"];
+    object = apply_patch(object, request.content_type, request.body);
+    object["metadata"]["name"] = metadata["name"];
+    object["metadata"]["uid"] = metadata["uid"];
+    return true;
+  });
+  if (!updated) {
+    return status_response(404, "NotFound", fmt::format("{} \"{}\" not found", t.name, route.name));
+  }
+  return ok(*updated);
+}
+
+HttpResponse Api::patch_deployment(const Route& route, const HttpRequest& request) {
+  bool scale = route.type->name == "deployments/scale";
+  bool restart = false;
+  std::optional<int> replicas;
+  std::optional<json> updated = store_.update(route.type->store_key, route.name, [&](json& object) {
+    json before = object;
+    json patched = scale ? scale_of(object) : object;
+    patched = apply_patch(patched, request.content_type, request.body);
+    if (scale) {
+      object["spec"]["replicas"] = patched["spec"]["replicas"];
+    } else {
+      // Clients may change the spec and the labels and annotations; the rest is the lab's.
+      object["spec"] = patched["spec"];
+      object["metadata"]["labels"] = patched["metadata"]["labels"];
+      object["metadata"]["annotations"] = patched["metadata"]["annotations"];
+    }
+    if (!object["spec"]["replicas"].is_number_integer() || object["spec"]["replicas"] < 0) {
+      throw Error("spec.replicas must be a whole number of at least 0");
+    }
+    restart = object["spec"]["template"] != before["spec"]["template"];
+    if (object["spec"]["replicas"] != before["spec"]["replicas"]) {
+      replicas = object["spec"]["replicas"].get<int>();
+    }
+    if (restart || replicas) {
+      object["metadata"]["generation"] = before["metadata"]["generation"].get<int64_t>() + 1;
+    }
+    return true;
+  });
+  if (!updated) {
+    return status_response(404, "NotFound",
+                           fmt::format("deployments.apps \"{}\" not found", route.name));
+  }
+  // The lab acts on the change as its own controllers would: a new revision or a new size.
+  if (restart && hooks_.restart) {
+    hooks_.restart();
+  }
+  if (replicas && hooks_.scale) {
+    hooks_.scale(*replicas);
+  }
+  return ok(scale ? scale_of(*updated) : *updated);
+}
+
+HttpResponse Api::remove(const Route& route) {
+  const ResourceType& t = *route.type;
+  std::optional<json> object = store_.get(t.store_key, route.name);
+  if (!object) {
+    return status_response(404, "NotFound", fmt::format("{} \"{}\" not found", t.name, route.name));
+  }
+  if (t.served == Served::stored) {
+    store_.erase(t.store_key, route.name);
+    return ok(*object);
+  }
+  // A pod: the lab deletes it as kubelet would; the answer shows the deletion as the API server
+  // records it (deletionTimestamp = now + grace).
+  if (!(*object)["metadata"].contains("deletionTimestamp")) {
+    if (hooks_.delete_pod) {
+      hooks_.delete_pod(route.name);
+    }
+    auto grace = std::chrono::ceil<std::chrono::seconds>(info_.grace);
+    (*object)["metadata"]["deletionTimestamp"] = rfc3339(std::chrono::system_clock::now() + grace);
+    (*object)["metadata"]["deletionGracePeriodSeconds"] = grace.count();
+  }
+  return ok(*object);
+}
+
+HttpResponse Api::create(const Route& route, const HttpRequest& request) {
+  const ResourceType& t = *route.type;
+  json object = parse_body(request.body);
+  if (!object.is_object() || !object["metadata"].is_object()
+      || !object["metadata"]["name"].is_string() || object["metadata"]["name"] == "") {
+    throw Error(fmt::format("{}: metadata.name is required", t.kind));
+  }
+  std::string name = object["metadata"]["name"].get<std::string>();
+  if (store_.get(t.store_key, name)) {
+    return status_response(409, "AlreadyExists",
+                           fmt::format("{} \"{}\" already exists", t.name, name));
+  }
+  json meta = metadata(info_, t.kind, name, record::Micros(0));
+  meta["creationTimestamp"] = rfc3339(std::chrono::system_clock::now());
+  meta["namespace"] = route.ns.empty() ? info_.ns : route.ns;
+  object["metadata"].update(meta);
+  object["apiVersion"] = t.api_version();
+  object["kind"] = t.kind;
+  return ok(store_.put(t.store_key, object), 201);
+}
+
+HttpResponse Api::replace(const Route& route, const HttpRequest& request) {
+  const ResourceType& t = *route.type;
+  if (t.served != Served::stored) {
+    return status_response(405, "MethodNotAllowed",
+                           fmt::format("the lab does not update {}; patch it", t.name));
+  }
+  json body = parse_body(request.body);
+  std::optional<json> updated = store_.update(t.store_key, route.name, [&](json& object) {
+    json metadata = object["metadata"];
+    object = body;
+    object["metadata"]["uid"] = metadata["uid"];
+    object["metadata"]["name"] = metadata["name"];
+    object["metadata"]["namespace"] = metadata["namespace"];
+    object["metadata"]["creationTimestamp"] = metadata["creationTimestamp"];
+    return true;
+  });
+  if (!updated) {
+    return status_response(404, "NotFound", fmt::format("{} \"{}\" not found", t.name, route.name));
+  }
+  return ok(*updated);
+}
+
+HttpResponse Api::review(const HttpRequest& request) const {
+  json review = parse_body(request.body);
+  const json& attributes = review["spec"].value("resourceAttributes", json::object());
+  std::string resource = attributes.value("resource", "");
+  std::string sub = attributes.value("subresource", "");
+  std::string verb = attributes.value("verb", "");
+  std::string key = verb + "/" + resource + (sub.empty() ? "" : "/" + sub);
+  bool denied = options_.deny.count(key) > 0 || options_.deny.count("*/" + resource) > 0;
+  review["apiVersion"] = "authorization.k8s.io/v1";
+  review["kind"] = "SelfSubjectAccessReview";
+  review["metadata"] = {{"creationTimestamp", nullptr}};
+  review["status"] = {{"allowed", !denied}};
+  if (denied) {
+    review["status"]["reason"] = "denied by the lab's --kube-api-deny";
+  }
+  return ok(review, 201);
+}
+
+}  // namespace zerodrop::kubeapi

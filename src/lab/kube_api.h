@@ -1,0 +1,72 @@
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "record/run_record.h"
+
+namespace zerodrop::kubeapi {
+class Api;
+class Projection;
+class Server;
+class Store;
+struct ClusterInfo;
+}  // namespace zerodrop::kubeapi
+
+namespace zerodrop::lab {
+
+class Recorder;
+
+// `zerodrop lab --kube-api`: where to listen and what the API refuses (tests).
+struct KubeApiOptions {
+  std::string listen;          // --kube-api ADDR; empty: 127.0.0.1 on a free port
+  std::set<std::string> deny;  // "verb/resource": 403 and a denied access review
+  std::string deployment = "web";
+};
+
+// What a client asked of the lab through its API, for the control thread to carry out.
+struct ClientCommand {
+  enum class Kind { restart, scale, delete_pod };
+  Kind kind = Kind::restart;
+  int replicas = 0;  // scale
+  std::string pod;   // delete_pod
+};
+
+// The lab served as the Kubernetes API: the store, the projection of the recorder's events,
+// the server and the kubeconfig in the run folder. Client writes queue up as ClientCommands.
+class LabApi {
+public:
+  // Serves from now on; every event `recorder` records changes the objects served. Throws
+  // Error when the address is refused or taken.
+  LabApi(const KubeApiOptions& options, const kubeapi::ClusterInfo& info, Recorder& recorder);
+  ~LabApi();  // stops observing the recorder, then the server (every watch ends)
+  LabApi(const LabApi&) = delete;
+  LabApi& operator=(const LabApi&) = delete;
+
+  const std::string& url() const { return url_; }
+
+  const std::string& kubeconfig() const { return kubeconfig_; }
+
+  // The clients' actions since the last call, in arrival order. Thread-safe.
+  std::vector<ClientCommand> take_commands();
+  // Re-derives the status that changes with time alone (minReadySeconds).
+  void refresh(record::Micros now);
+
+private:
+  void push(ClientCommand command);
+
+  Recorder& recorder_;
+  std::unique_ptr<kubeapi::Store> store_;
+  std::unique_ptr<kubeapi::Projection> projection_;
+  std::unique_ptr<kubeapi::Api> api_;
+  std::unique_ptr<kubeapi::Server> server_;
+  std::string url_;
+  std::string kubeconfig_;
+  std::mutex mutex_;
+  std::vector<ClientCommand> commands_;
+};
+
+}  // namespace zerodrop::lab
