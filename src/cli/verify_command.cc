@@ -168,9 +168,9 @@ int run_verify(const Flags& f) {
   sigaction(SIGTERM, &action, nullptr);
   return verify::run(options, [budget](const record::RunFolder& folder,
                                        const record::RunRecord& run) {
-    report::FinishOptions options{.tty = report::is_terminal(stdout)};
-    options.diagnose.k8s_version = run.scenario.k8s_version.value_or("1.30");
-    diagnose::Diagnosis d = report::finish_run(folder, run, std::cout, options);
+    report::FinishOptions finish{.tty = report::is_terminal(stdout)};
+    finish.diagnose.k8s_version = run.scenario.k8s_version.value_or("1.30");
+    diagnose::Diagnosis d = report::finish_run(folder, run, std::cout, finish);
     std::cout << "run folder: " << folder.dir() << "\n";
     return to_int(d.totals.failed > budget ? ExitCode::failed : ExitCode::ok);
   });
