@@ -84,12 +84,15 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--context", f.context, "kubeconfig context (default: the current one)");
   app.add_option("--kubeconfig", f.kubeconfig, "kubeconfig file (default: kubectl's)");
   app.add_option("--kubectl", f.kubectl, "kubectl to run (default: $KUBECTL_PATH, else PATH)");
-  app.add_option("--service", f.service, "Service in front of the pods (default: the one "
-                                         "selecting them)");
-  app.add_option("--url", f.urls, "URL to load during the rollout (repeatable): an Ingress, "
-                                  "a load balancer, a port on a node");
-  app.add_option("--action", f.action, "restart (patch like kubectl rollout restart) or watch "
-                                       "(wait for someone else's rollout)")
+  app.add_option("--service", f.service,
+                 "Service in front of the pods (default: the one "
+                 "selecting them)");
+  app.add_option("--url", f.urls,
+                 "URL to load during the rollout (repeatable): an Ingress, "
+                 "a load balancer, a port on a node");
+  app.add_option("--action", f.action,
+                 "restart (patch like kubectl rollout restart) or watch "
+                 "(wait for someone else's rollout)")
       ->capture_default_str();
   app.add_option("--rate", f.rate, "requests per second over all URLs")->capture_default_str();
   app.add_flag("--keepalive,!--no-keepalive", f.keepalive,
@@ -116,16 +119,17 @@ verify::Options options_of(const Flags& f) {
   verify::Options o;
   o.deployment = verify::deployment_name(f.deployment);
   o.kubectl = {verify::find_kubectl(f.kubectl), f.kubeconfig, f.context};
-  o.namespace_name = f.namespace_name.empty() ? verify::context_namespace(o.kubectl)
-                                              : f.namespace_name;
+  o.namespace_name =
+      f.namespace_name.empty() ? verify::context_namespace(o.kubectl) : f.namespace_name;
   o.service = f.service;
   if (f.action != "restart" && f.action != "watch") {
     throw Error(fmt::format("--action: expected restart or watch, got '{}'", f.action));
   }
   o.action = f.action == "restart" ? verify::Action::restart : verify::Action::watch;
   if (f.urls.empty()) {
-    throw Error("verify needs --url: the load runs from this machine (in-cluster agents are "
-                "not built yet); see 'zerodrop verify --help'");
+    throw Error(
+        "verify needs --url: the load runs from this machine (in-cluster agents are "
+        "not built yet); see 'zerodrop verify --help'");
   }
   o.urls = f.urls;
   o.load.rate = parse_number(f.rate, "--rate");
@@ -150,30 +154,32 @@ verify::Options options_of(const Flags& f) {
 int run_verify(const Flags& f) {
   if (f.print_rbac) {
     std::string ns = f.namespace_name.empty() ? "NAMESPACE" : f.namespace_name;
-    std::cout << verify::role_yaml(ns, f.action == "watch" ? verify::Action::watch
-                                                           : verify::Action::restart);
+    std::cout << verify::role_yaml(
+        ns, f.action == "watch" ? verify::Action::watch : verify::Action::restart);
     return to_int(ExitCode::ok);
   }
   if (f.deployment.empty()) {
     throw Error("verify needs a Deployment: zerodrop verify deploy/NAME --url URL");
   }
   verify::Options options = options_of(f);
-  uint64_t budget = static_cast<uint64_t>(parse_integer(f.max_failures, "--max-failures", 0,
-                                                        INT64_MAX));
+  uint64_t budget =
+      static_cast<uint64_t>(parse_integer(f.max_failures, "--max-failures", 0, INT64_MAX));
+
   struct sigaction action {};
+
   action.sa_handler = on_verify_interrupt;
   action.sa_flags = SA_RESETHAND;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
-  return verify::run(options, [budget](const record::RunFolder& folder,
-                                       const record::RunRecord& run) {
-    report::FinishOptions finish{.tty = report::is_terminal(stdout)};
-    finish.diagnose.k8s_version = run.scenario.k8s_version.value_or("1.30");
-    diagnose::Diagnosis d = report::finish_run(folder, run, std::cout, finish);
-    std::cout << "run folder: " << folder.dir() << "\n";
-    return to_int(d.totals.failed > budget ? ExitCode::failed : ExitCode::ok);
-  });
+  return verify::run(options,
+                     [budget](const record::RunFolder& folder, const record::RunRecord& run) {
+                       report::FinishOptions finish{.tty = report::is_terminal(stdout)};
+                       finish.diagnose.k8s_version = run.scenario.k8s_version.value_or("1.30");
+                       diagnose::Diagnosis d = report::finish_run(folder, run, std::cout, finish);
+                       std::cout << "run folder: " << folder.dir() << "\n";
+                       return to_int(d.totals.failed > budget ? ExitCode::failed : ExitCode::ok);
+                     });
 }
 
 }  // namespace
@@ -181,7 +187,9 @@ int run_verify(const Flags& f) {
 Runner setup_verify(CLI::App& app) {
   auto flags = std::make_shared<Flags>();
   add_flags(app, *flags);
-  return [flags] { return run_verify(*flags); };
+  return [flags] {
+    return run_verify(*flags);
+  };
 }
 
 }  // namespace zerodrop::cli

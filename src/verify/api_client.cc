@@ -118,10 +118,13 @@ ApiResponse ApiClient::stream(const std::string& target,
   if (!cancel.attach(socket.native_handle())) {
     return {0, {}};
   }
+
   struct Detach {
     Cancel& c;
+
     ~Detach() { c.detach(); }
   } detach{cancel};
+
   boost::system::error_code ec;
   http::write(socket, make_request(Method::get, target, {}, {}), ec);
   boost::beast::flat_buffer buffer;

@@ -84,9 +84,10 @@ std::string find_kubectl(const std::string& flag) {
   if (auto found = search_path(wanted)) {
     return *found;
   }
-  throw Error(fmt::format("kubectl not found ('{}'): install it (Debian: apt-get install "
-                          "kubernetes-client) or name it with --kubectl PATH",
-                          wanted));
+  throw Error(
+      fmt::format("kubectl not found ('{}'): install it (Debian: apt-get install "
+                  "kubernetes-client) or name it with --kubectl PATH",
+                  wanted));
 }
 
 KubectlProxy::KubectlProxy(const KubectlOptions& options)
@@ -98,8 +99,7 @@ KubectlProxy::KubectlProxy(const KubectlOptions& options)
     auto deadline = std::chrono::steady_clock::now() + options.start_timeout;
     while (!(fs::exists(socket_) && answers(socket_))) {
       if (auto status = child_.try_wait()) {
-        throw Error(fmt::format("kubectl proxy exited ({}): {}", status->describe(),
-                                last_error()));
+        throw Error(fmt::format("kubectl proxy exited ({}): {}", status->describe(), last_error()));
       }
       if (std::chrono::steady_clock::now() > deadline) {
         throw Error(fmt::format("kubectl proxy did not open its socket within {}: {}",

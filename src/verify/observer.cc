@@ -85,10 +85,11 @@ Event exit_event(Micros t, const std::string& pod, const json& term) {
 }
 
 std::string deletion_detail(const json& meta) {
-  return fmt::format("deletionTimestamp {} with grace {} s (the API server stamps deletion + "
-                     "grace; the deletion itself was {} s earlier)",
-                     str(meta, "deletionTimestamp"), num(meta, "deletionGracePeriodSeconds"),
-                     num(meta, "deletionGracePeriodSeconds"));
+  return fmt::format(
+      "deletionTimestamp {} with grace {} s (the API server stamps deletion + "
+      "grace; the deletion itself was {} s earlier)",
+      str(meta, "deletionTimestamp"), num(meta, "deletionGracePeriodSeconds"),
+      num(meta, "deletionGracePeriodSeconds"));
 }
 
 // Endpoint conditions with KEP-1672's defaults: ready nil = true, serving nil = ready,
@@ -97,8 +98,8 @@ record::Conditions conditions_of(const json& endpoint) {
   const json& c = field(endpoint, "conditions");
   record::Conditions out;
   out.ready = !c.contains("ready") || c["ready"] != false;
-  out.serving = c.contains("serving") && c["serving"].is_boolean() ? c["serving"].get<bool>()
-                                                                    : out.ready;
+  out.serving =
+      c.contains("serving") && c["serving"].is_boolean() ? c["serving"].get<bool>() : out.ready;
   out.terminating = c.contains("terminating") && c["terminating"] == true;
   return out;
 }
@@ -127,14 +128,15 @@ void Observer::pod_status(const json& pod, PodSeen& seen, Micros t, std::vector<
     seen.ready = ready;
   }
   const json& meta = field(pod, "metadata");
-  if (!seen.deleting && meta.contains("deletionTimestamp") && !meta["deletionTimestamp"].is_null()) {
+  if (!seen.deleting && meta.contains("deletionTimestamp")
+      && !meta["deletionTimestamp"].is_null()) {
     seen.deleting = true;
     out.push_back(event(t, EventKind::deletion_started, name, deletion_detail(meta)));
     if (template_.prestop) {
       // Not observable through the API: kubelet runs the hook, then signals, on the node.
-      Event signal = event(t + std::chrono::duration_cast<Micros>(*template_.prestop), EventKind::signal_sent, name,
-                           fmt::format("inferred: deletion seen + preStop {}",
-                                       format_duration(*template_.prestop)));
+      Event signal = event(
+          t + std::chrono::duration_cast<Micros>(*template_.prestop), EventKind::signal_sent, name,
+          fmt::format("inferred: deletion seen + preStop {}", format_duration(*template_.prestop)));
       signal.signal = SIGTERM;
       out.push_back(signal);
     }
@@ -155,11 +157,11 @@ std::vector<Event> Observer::on_pod(const WatchEvent& watch, Micros t) {
   PodSeen& seen = it->second;
   if (inserted) {
     const json& status = field(watch.object, "status");
-    out.push_back(event(t, EventKind::pod_created, name,
-                        fmt::format("{}node {}, pod IP {}",
-                                    watch.type == WatchType::listed ? "existed at the start; " : "",
-                                    str(field(watch.object, "spec"), "nodeName"),
-                                    str(status, "podIP"))));
+    out.push_back(
+        event(t, EventKind::pod_created, name,
+              fmt::format("{}node {}, pod IP {}",
+                          watch.type == WatchType::listed ? "existed at the start; " : "",
+                          str(field(watch.object, "spec"), "nodeName"), str(status, "podIP"))));
   }
   if (watch.type == WatchType::deleted) {
     if (!seen.gone) {
@@ -242,14 +244,14 @@ std::vector<Event> Observer::on_event(const WatchEvent& watch, Micros t) {
 std::vector<Event> Observer::on_deployment(const WatchEvent& watch, Micros t) {
   const json& d = watch.object;
   const json& status = field(d, "status");
-  DeploymentStatus now{num(field(d, "metadata"), "generation"),
-                       num(status, "observedGeneration"),
-                       field(d, "spec").contains("replicas") ? num(field(d, "spec"), "replicas")
-                                                             : 1,
-                       num(status, "replicas"),
-                       num(status, "updatedReplicas"),
-                       num(status, "readyReplicas"),
-                       num(status, "availableReplicas")};
+  DeploymentStatus now{
+      num(field(d, "metadata"), "generation"),
+      num(status, "observedGeneration"),
+      field(d, "spec").contains("replicas") ? num(field(d, "spec"), "replicas") : 1,
+      num(status, "replicas"),
+      num(status, "updatedReplicas"),
+      num(status, "readyReplicas"),
+      num(status, "availableReplicas")};
   if (!first_generation_) {
     first_generation_ = now.generation;
   }
@@ -259,11 +261,11 @@ std::vector<Event> Observer::on_deployment(const WatchEvent& watch, Micros t) {
                  || now.available != deployment_.available
                  || now.generation != deployment_.generation;
   if (changed && watch.type != WatchType::listed) {
-    out.push_back(event(t, EventKind::rollout_step, "",
-                        fmt::format("deployment generation {}: {} replicas, {} updated, {} ready, "
-                                    "{} available",
-                                    now.generation, now.status_replicas, now.updated, now.ready,
-                                    now.available)));
+    out.push_back(event(
+        t, EventKind::rollout_step, "",
+        fmt::format("deployment generation {}: {} replicas, {} updated, {} ready, "
+                    "{} available",
+                    now.generation, now.status_replicas, now.updated, now.ready, now.available)));
   }
   deployment_ = now;
   return out;
@@ -287,10 +289,11 @@ size_t Observer::old_pods_left() const {
 
 std::string Observer::progress() const {
   const DeploymentStatus& d = deployment_;
-  return fmt::format("generation {} (first seen {}, observed {}), {} of {} updated, {} available, "
-                     "{} old pods left",
-                     d.generation, first_generation_.value_or(0), d.observed_generation,
-                     d.updated, d.replicas, d.available, old_pods_left());
+  return fmt::format(
+      "generation {} (first seen {}, observed {}), {} of {} updated, {} available, "
+      "{} old pods left",
+      d.generation, first_generation_.value_or(0), d.observed_generation, d.updated, d.replicas,
+      d.available, old_pods_left());
 }
 
 bool Observer::rollout_complete() const {
@@ -307,6 +310,7 @@ size_t attribute_to_terminating(const std::vector<Event>& events,
     Micros exited = Micros::max();
     Micros removed = Micros::max();
   };
+
   std::map<std::string, Window> windows;
   for (const Event& e : events) {
     if (e.kind == EventKind::deletion_started && !windows.contains(e.pod)) {

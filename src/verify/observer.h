@@ -17,8 +17,8 @@ using record::Micros;
 // What the Deployment's pod template says about termination, for inferences the API cannot
 // show (kubelet sends the stop signal after the preStop hook, on the node, unobserved).
 struct PodTemplate {
-  std::string container;               // the serving container, "" = any
-  std::optional<Duration> prestop;     // the hook's delay when known; 0 without a hook
+  std::string container;            // the serving container, "" = any
+  std::optional<Duration> prestop;  // the hook's delay when known; 0 without a hook
   bool has_prestop = false;
 };
 

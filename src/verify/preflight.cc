@@ -49,16 +49,17 @@ std::pair<std::string, std::string> check_server(const ApiClient& client) {
   std::string text = body.is_object() ? body.value("gitVersion", "") : "";
   std::string minor = body.is_object() ? minor_version(body) : "";
   if (!client.get("/apis/discovery.k8s.io/v1").ok()) {
-    throw Error(fmt::format("the API server ({}) does not serve discovery.k8s.io/v1 "
-                            "(EndpointSlices, Kubernetes 1.21 or later)",
-                            text.empty() ? "unknown version" : text));
+    throw Error(
+        fmt::format("the API server ({}) does not serve discovery.k8s.io/v1 "
+                    "(EndpointSlices, Kubernetes 1.21 or later)",
+                    text.empty() ? "unknown version" : text));
   }
   return {text, minor};
 }
 
 void check_permissions(const ApiClient& client, const PreflightOptions& options) {
-  auto missing = missing_permissions(client, options.namespace_name,
-                                     needed_permissions(options.action));
+  auto missing =
+      missing_permissions(client, options.namespace_name, needed_permissions(options.action));
   if (missing.empty()) {
     return;
   }
@@ -66,9 +67,10 @@ void check_permissions(const ApiClient& client, const PreflightOptions& options)
   for (const Permission& p : missing) {
     list += (list.empty() ? "" : ", ") + p.text();
   }
-  throw Error(fmt::format("missing permissions in namespace {}: {} (--print-rbac prints the "
-                          "Role needed)",
-                          options.namespace_name, list));
+  throw Error(
+      fmt::format("missing permissions in namespace {}: {} (--print-rbac prints the "
+                  "Role needed)",
+                  options.namespace_name, list));
 }
 
 const json& labels_of(const json& object) {
@@ -99,8 +101,8 @@ json find_service(const ApiClient& client, const PreflightOptions& o, const json
         client, fmt::format("/api/v1/namespaces/{}/services/{}", o.namespace_name, o.service),
         fmt::format("service {} {}", o.service, where));
     if (!selects(service, pod_labels)) {
-      throw Error(fmt::format("service {} does not select the pods of deploy/{}", o.service,
-                              o.deployment));
+      throw Error(
+          fmt::format("service {} does not select the pods of deploy/{}", o.service, o.deployment));
     }
     return service;
   }
@@ -113,18 +115,20 @@ json find_service(const ApiClient& client, const PreflightOptions& o, const json
     }
   }
   if (found.empty()) {
-    throw Error(fmt::format("no Service {} selects the pods of deploy/{}: create one, or name "
-                            "it with --service",
-                            where, o.deployment));
+    throw Error(
+        fmt::format("no Service {} selects the pods of deploy/{}: create one, or name "
+                    "it with --service",
+                    where, o.deployment));
   }
   if (found.size() > 1) {
     std::string names;
     for (const json& s : found) {
       names += (names.empty() ? "" : ", ") + s["metadata"].value("name", "");
     }
-    throw Error(fmt::format("several Services {} select the pods of deploy/{} ({}): choose one "
-                            "with --service",
-                            where, o.deployment, names));
+    throw Error(
+        fmt::format("several Services {} select the pods of deploy/{} ({}): choose one "
+                    "with --service",
+                    where, o.deployment, names));
   }
   return found.front();
 }
@@ -193,7 +197,8 @@ std::vector<std::string> audit_live(const json& deployment, const json& service)
   report.each_finding([&](const audit::Finding& f) {
     if (f.severity != audit::Severity::info) {
       lines.push_back(fmt::format("{} [{}]: {}", f.rule,
-                                  f.hole ? std::string(record::to_string(*f.hole)) : "-", f.message));
+                                  f.hole ? std::string(record::to_string(*f.hole)) : "-",
+                                  f.message));
     }
   });
   return lines;

@@ -15,11 +15,16 @@ std::string Permission::text() const {
 
 std::vector<Permission> needed_permissions(Action action) {
   std::vector<Permission> needed{
-      {"apps", "deployments", "get"},        {"apps", "deployments", "list"},
-      {"apps", "deployments", "watch"},      {"", "pods", "list"},
-      {"", "pods", "watch"},                 {"discovery.k8s.io", "endpointslices", "list"},
-      {"discovery.k8s.io", "endpointslices", "watch"}, {"", "services", "get"},
-      {"", "services", "list"},              {"", "events", "list"},
+      {"apps", "deployments", "get"},
+      {"apps", "deployments", "list"},
+      {"apps", "deployments", "watch"},
+      {"", "pods", "list"},
+      {"", "pods", "watch"},
+      {"discovery.k8s.io", "endpointslices", "list"},
+      {"discovery.k8s.io", "endpointslices", "watch"},
+      {"", "services", "get"},
+      {"", "services", "list"},
+      {"", "events", "list"},
       {"", "events", "watch"},
   };
   if (action == Action::restart) {
@@ -48,7 +53,8 @@ std::string role_yaml(const std::string& namespace_name, Action action) {
     rules += fmt::format("- apiGroups: [\"{}\"]\n  resources: [{}]\n  verbs: [{}]\n", key.first,
                          key.second, list);
   }
-  return fmt::format(R"(# What 'zerodrop verify' needs in namespace {0} (apply, then bind it to the user).
+  return fmt::format(
+      R"(# What 'zerodrop verify' needs in namespace {0} (apply, then bind it to the user).
 apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata:
@@ -70,7 +76,7 @@ subjects:
   name: YOUR-USER
   apiGroup: rbac.authorization.k8s.io
 )",
-                     namespace_name, rules);
+      namespace_name, rules);
 }
 
 std::vector<Permission> missing_permissions(const ApiClient& client,
@@ -78,25 +84,23 @@ std::vector<Permission> missing_permissions(const ApiClient& client,
                                             const std::vector<Permission>& needed) {
   std::vector<Permission> missing;
   for (const Permission& p : needed) {
-    nlohmann::json review = {
-        {"apiVersion", "authorization.k8s.io/v1"},
-        {"kind", "SelfSubjectAccessReview"},
-        {"spec",
-         {{"resourceAttributes",
-           {{"namespace", namespace_name},
-            {"verb", p.verb},
-            {"group", p.group},
-            {"resource", p.resource}}}}}};
-    ApiResponse response =
-        client.request(Method::post, "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
-                       review.dump());
+    nlohmann::json review = {{"apiVersion", "authorization.k8s.io/v1"},
+                             {"kind", "SelfSubjectAccessReview"},
+                             {"spec",
+                              {{"resourceAttributes",
+                                {{"namespace", namespace_name},
+                                 {"verb", p.verb},
+                                 {"group", p.group},
+                                 {"resource", p.resource}}}}}};
+    ApiResponse response = client.request(
+        Method::post, "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", review.dump());
     if (!response.ok()) {
       throw Error(fmt::format("cannot check permissions (SelfSubjectAccessReview): {}",
                               error_text(response)));
     }
     auto answer = nlohmann::json::parse(response.body, nullptr, false);
-    bool allowed = answer.is_object() && answer.contains("status")
-                   && answer["status"].is_object() && answer["status"].value("allowed", false);
+    bool allowed = answer.is_object() && answer.contains("status") && answer["status"].is_object()
+                   && answer["status"].value("allowed", false);
     if (!allowed) {
       missing.push_back(p);
     }

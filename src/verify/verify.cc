@@ -12,6 +12,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "base/exit_code.h"
@@ -33,9 +34,7 @@ public:
   Timeline(const record::RunFolder& folder, PodTemplate pod_template)
       : start_(Clock::now()), writer_(folder, record::Traffic::requests), observer_(pod_template) {}
 
-  Micros now() const {
-    return std::chrono::duration_cast<Micros>(Clock::now() - start_);
-  }
+  Micros now() const { return std::chrono::duration_cast<Micros>(Clock::now() - start_); }
 
   Clock::time_point start() const { return start_; }
 
@@ -53,7 +52,9 @@ public:
     add_locked(std::move(e));
   }
 
-  void note(const std::string& text) { add(Event{now(), EventKind::note, {}, {}, {}, {}, {}, text}); }
+  void note(const std::string& text) {
+    add(Event{now(), EventKind::note, {}, {}, {}, {}, {}, text});
+  }
 
   template <typename Fn>
   auto with_observer(Fn fn) {
@@ -73,7 +74,13 @@ public:
               [](const auto& a, const auto& b) { return a.seq < b.seq; });
     size_t named = attribute_to_terminating(events_, requests_);
     if (named > 0) {
-      add_locked(Event{now(), EventKind::note, {}, {}, {}, {}, {},
+      add_locked(Event{now(),
+                       EventKind::note,
+                       {},
+                       {},
+                       {},
+                       {},
+                       {},
                        fmt::format("{} failed requests on new connections carried no backend "
                                    "name; each went to the only pod terminating when it was sent",
                                    named)});
@@ -106,7 +113,9 @@ class Watches {
 public:
   Watches(const ApiClient& client, const Options& o, const Target& target, Timeline& timeline) {
     std::string ns = "/namespaces/" + o.namespace_name;
-    auto note = [&timeline](const std::string& text) { timeline.note(text); };
+    auto note = [&timeline](const std::string& text) {
+      timeline.note(text);
+    };
     using Handler = std::vector<Event> (Observer::*)(const WatchEvent&, Micros);
     auto add = [&](WatchTarget what, Handler handler) {
       watchers_.push_back(std::make_unique<Watcher>(
@@ -229,9 +238,9 @@ std::string rfc3339_now() {
 // kubectl rollout restart's patch: a new annotation on the pod template.
 void restart(const ApiClient& client, const Options& o, Timeline& timeline) {
   std::string at = rfc3339_now();
-  std::string body = fmt::format(
-      R"({{"spec":{{"template":{{"metadata":{{"annotations":{{"kubectl.kubernetes.io/restartedAt":"{}"}}}}}}}}}})",
-      at);
+  nlohmann::json patch;
+  patch["spec"]["template"]["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"] = at;
+  std::string body = patch.dump();
   Micros sent = timeline.now();
   ApiResponse response = client.request(
       Method::patch,
@@ -241,7 +250,13 @@ void restart(const ApiClient& client, const Options& o, Timeline& timeline) {
   if (!response.ok()) {
     throw Error(fmt::format("cannot restart deploy/{}: {}", o.deployment, error_text(response)));
   }
-  timeline.add(Event{sent, EventKind::rollout_started, {}, {}, {}, {}, {},
+  timeline.add(Event{sent,
+                     EventKind::rollout_started,
+                     {},
+                     {},
+                     {},
+                     {},
+                     {},
                      fmt::format("verify patched restartedAt={} (answered after {})", at,
                                  format_duration(timeline.now() - sent))});
 }
@@ -291,7 +306,13 @@ Ending drive(const ApiClient& client, const Options& o, Timeline& timeline) {
       ob.mark_old_pods();
       return 0;
     });
-    timeline.add(Event{timeline.now(), EventKind::rollout_started, {}, {}, {}, {}, {},
+    timeline.add(Event{timeline.now(),
+                       EventKind::rollout_started,
+                       {},
+                       {},
+                       {},
+                       {},
+                       {},
                        "a new generation of the Deployment was seen"});
   }
   bool complete = wait_for(o, o.rollout_timeout, [&] {
@@ -300,7 +321,13 @@ Ending drive(const ApiClient& client, const Options& o, Timeline& timeline) {
   if (!complete) {
     return interrupted(o) ? Ending::interrupted : Ending::timed_out;
   }
-  timeline.add(Event{timeline.now(), EventKind::rollout_finished, {}, {}, {}, {}, {},
+  timeline.add(Event{timeline.now(),
+                     EventKind::rollout_finished,
+                     {},
+                     {},
+                     {},
+                     {},
+                     {},
                      "rolled out, no old pod left, the EndpointSlices hold only new pods"});
   wait_for(o, o.tail, [] { return false; });
   return interrupted(o) ? Ending::interrupted : Ending::finished;

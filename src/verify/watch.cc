@@ -167,9 +167,10 @@ void Watcher::watch() {
     }
     // The version left the server's history: what changed in between was not seen.
     ++relists_;
-    on_note_(fmt::format("watch of {} fell behind the server's history (410): listed again; "
-                         "changes in between may be missing",
-                         target_.what));
+    on_note_(
+        fmt::format("watch of {} fell behind the server's history (410): listed again; "
+                    "changes in between may be missing",
+                    target_.what));
     try {
       list();
     } catch (const Error& e) {

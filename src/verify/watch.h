@@ -43,8 +43,8 @@ std::string resource_version(const nlohmann::json& object);
 
 // What to list and watch: a collection path and its selectors (already escaped query text).
 struct WatchTarget {
-  std::string what;  // "pods", for notes and errors
-  std::string path;  // /api/v1/namespaces/NS/pods
+  std::string what;      // "pods", for notes and errors
+  std::string path;      // /api/v1/namespaces/NS/pods
   std::string selector;  // "labelSelector=…" or "fieldSelector=…" or ""
 };
 
@@ -62,11 +62,13 @@ public:
   void list();
   // Watches until stop(); reports problems through on_note, never throws.
   void watch();
+
   // Thread-safe.
   void stop() { cancel_.cancel(); }
 
   // Watch restarts and relists so far (for the run's notes and the tests).
   int resumes() const { return resumes_; }
+
   int relists() const { return relists_; }
 
 private:

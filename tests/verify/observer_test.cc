@@ -13,12 +13,13 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 json pod(const std::string& name, bool ready) {
-  return {{"metadata", {{"name", name}}},
-          {"spec", {{"nodeName", "n1"}}},
-          {"status",
-           {{"podIP", "10.0.0.7"},
-            {"conditions", json::array({{{"type", "Ready"}, {"status", ready ? "True" : "False"}}})},
-            {"containerStatuses", json::array({{{"name", "app"}, {"state", {{"running", {}}}}}})}}}};
+  return {
+      {"metadata", {{"name", name}}},
+      {"spec", {{"nodeName", "n1"}}},
+      {"status",
+       {{"podIP", "10.0.0.7"},
+        {"conditions", json::array({{{"type", "Ready"}, {"status", ready ? "True" : "False"}}})},
+        {"containerStatuses", json::array({{{"name", "app"}, {"state", {{"running", {}}}}}})}}}};
 }
 
 json deleting(json p) {
@@ -83,13 +84,12 @@ json endpoint(const std::string& pod, json conditions) {
 
 TEST(Observer, EndpointSlicesAreOneSetOfPodsWithKepDefaults) {
   Observer o(with_prestop(seconds(0)));
-  auto first = o.on_slice({WatchType::listed, slice("a", {endpoint("p1", json::object())})},
-                          seconds(1));
+  auto first =
+      o.on_slice({WatchType::listed, slice("a", {endpoint("p1", json::object())})}, seconds(1));
   ASSERT_EQ(first.size(), 1u);
   EXPECT_EQ(*first[0].conditions, (record::Conditions{true, true, false}));  // nil = ready
   // p1 moves to another slice: no change for the Service.
-  EXPECT_EQ(o.on_slice({WatchType::added, slice("b", {endpoint("p1", json::object())})},
-                       seconds(2))
+  EXPECT_EQ(o.on_slice({WatchType::added, slice("b", {endpoint("p1", json::object())})}, seconds(2))
                 .size(),
             0u);
   EXPECT_TRUE(o.on_slice({WatchType::modified, slice("a", json::array())}, seconds(3)).empty());
@@ -114,18 +114,18 @@ json kube_event(const std::string& pod, const std::string& reason, const std::st
 TEST(Observer, KubeletEventsOfThisDeploymentsPodsOnly) {
   Observer o(with_prestop(seconds(3)));
   o.on_pod({WatchType::listed, pod("web-1", true)}, seconds(0));
-  auto killing = o.on_event({WatchType::added, kube_event("web-1", "Killing", "Stopping")},
-                            seconds(1));
+  auto killing =
+      o.on_event({WatchType::added, kube_event("web-1", "Killing", "Stopping")}, seconds(1));
   ASSERT_EQ(kinds(killing), (std::vector{EventKind::prestop_started}));
   auto probe = o.on_event(
       {WatchType::added, kube_event("web-1", "Unhealthy", "Readiness probe failed: 503")},
       seconds(2));
   ASSERT_EQ(probe.size(), 1u);
   EXPECT_EQ(probe[0].detail, "readiness: Readiness probe failed: 503");
-  EXPECT_TRUE(o.on_event({WatchType::added, kube_event("other", "Killing", "x")}, seconds(3))
-                  .empty());
-  EXPECT_TRUE(o.on_event({WatchType::listed, kube_event("web-1", "Killing", "old")}, seconds(3))
-                  .empty());
+  EXPECT_TRUE(
+      o.on_event({WatchType::added, kube_event("other", "Killing", "x")}, seconds(3)).empty());
+  EXPECT_TRUE(
+      o.on_event({WatchType::listed, kube_event("web-1", "Killing", "old")}, seconds(3)).empty());
 }
 
 json deployment(int64_t generation, int64_t observed, int64_t updated, int64_t replicas) {
@@ -180,11 +180,11 @@ TEST(AttributeToTerminating, OnlyTheOneTerminatingPodOfAFreshFailure) {
                                     ev(seconds(20), EventKind::deletion_started, "b"),
                                     ev(seconds(21), EventKind::deletion_started, "c")};
   std::vector<record::RequestRecord> requests{
-      failed(seconds(5), record::Connection::fresh),        // nothing terminating
-      failed(seconds(12), record::Connection::fresh),       // a, within the router lag
-      failed(seconds(12), record::Connection::reused),      // reused: its pod is not inferred
-      failed(seconds(15), record::Connection::fresh),       // a is long gone
-      failed(seconds(22), record::Connection::fresh)};      // b and c: ambiguous
+      failed(seconds(5), record::Connection::fresh),    // nothing terminating
+      failed(seconds(12), record::Connection::fresh),   // a, within the router lag
+      failed(seconds(12), record::Connection::reused),  // reused: its pod is not inferred
+      failed(seconds(15), record::Connection::fresh),   // a is long gone
+      failed(seconds(22), record::Connection::fresh)};  // b and c: ambiguous
   EXPECT_EQ(attribute_to_terminating(events, requests), 1u);
   EXPECT_EQ(requests[0].backend, "");
   EXPECT_EQ(requests[1].backend, "a");

@@ -10,15 +10,14 @@ namespace {
 using nlohmann::json;
 
 TEST(SelectorQuery, LabelsThenExpressions) {
-  json selector = {
-      {"matchLabels", {{"app", "web"}}},
-      {"matchExpressions",
-       json::array({{{"key", "tier"}, {"operator", "In"}, {"values", {"a", "b"}}},
-                    {{"key", "canary"}, {"operator", "DoesNotExist"}}})}};
+  json selector = {{"matchLabels", {{"app", "web"}}},
+                   {"matchExpressions",
+                    json::array({{{"key", "tier"}, {"operator", "In"}, {"values", {"a", "b"}}},
+                                 {{"key", "canary"}, {"operator", "DoesNotExist"}}})}};
   EXPECT_EQ(selector_query(selector), "app=web,tier in (a,b),!canary");
-  EXPECT_THROW(selector_query({{"matchExpressions", json::array({{{"key", "x"},
-                                                                  {"operator", "Near"}}})}}),
-               Error);
+  EXPECT_THROW(
+      selector_query({{"matchExpressions", json::array({{{"key", "x"}, {"operator", "Near"}}})}}),
+      Error);
 }
 
 json naive_deployment() {
