@@ -37,6 +37,11 @@ struct Target {
 // the named one does). Throws Error naming what is wrong.
 Target preflight(const ApiClient& client, const PreflightOptions& options);
 
+// The serving container's termination settings (preStop delay, grace, strategy) into
+// target.pod_template and target.scenario, read with the audit's own model; a Deployment that
+// model refuses is read for its first container's preStop only. Throws Error without containers.
+void read_template(const nlohmann::json& deployment, Target& target);
+
 // A LabelSelector object (matchLabels, matchExpressions) in labelSelector query syntax:
 // "app=web,tier in (a,b),!canary". Throws Error for an operator it does not know.
 std::string selector_query(const nlohmann::json& selector);

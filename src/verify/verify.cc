@@ -28,6 +28,14 @@ using Clock = std::chrono::steady_clock;
 using record::Event;
 using record::EventKind;
 
+Event api_event(Micros t, EventKind kind, std::string detail) {
+  Event e;
+  e.t = t;
+  e.kind = kind;
+  e.detail = std::move(detail);
+  return e;
+}
+
 // The run's one clock and its record so far. Watch threads and the load's threads add to it.
 class Timeline {
 public:
@@ -52,9 +60,7 @@ public:
     add_locked(std::move(e));
   }
 
-  void note(const std::string& text) {
-    add(Event{now(), EventKind::note, {}, {}, {}, {}, {}, text});
-  }
+  void note(const std::string& text) { add(api_event(now(), EventKind::note, text)); }
 
   template <typename Fn>
   auto with_observer(Fn fn) {
@@ -74,16 +80,11 @@ public:
               [](const auto& a, const auto& b) { return a.seq < b.seq; });
     size_t named = attribute_to_terminating(events_, requests_);
     if (named > 0) {
-      add_locked(Event{now(),
-                       EventKind::note,
-                       {},
-                       {},
-                       {},
-                       {},
-                       {},
-                       fmt::format("{} failed requests on new connections carried no backend "
-                                   "name; each went to the only pod terminating when it was sent",
-                                   named)});
+      add_locked(
+          api_event(now(), EventKind::note,
+                    fmt::format("{} failed requests on new connections carried no backend "
+                                "name; each went to the only pod terminating when it was sent",
+                                named)));
     }
     for (const auto& r : requests_) {
       writer_.write(r);
@@ -250,27 +251,38 @@ void restart(const ApiClient& client, const Options& o, Timeline& timeline) {
   if (!response.ok()) {
     throw Error(fmt::format("cannot restart deploy/{}: {}", o.deployment, error_text(response)));
   }
-  timeline.add(Event{sent,
-                     EventKind::rollout_started,
-                     {},
-                     {},
-                     {},
-                     {},
-                     {},
-                     fmt::format("verify patched restartedAt={} (answered after {})", at,
-                                 format_duration(timeline.now() - sent))});
+  timeline.add(api_event(sent, EventKind::rollout_started,
+                         fmt::format("verify patched restartedAt={} (answered after {})", at,
+                                     format_duration(timeline.now() - sent))));
 }
 
-bool interrupted(const Options& o) {
-  return o.interrupted && o.interrupted->load();
-}
+// What ends a wait early: an interrupt, or the proxy's death (every watch would stall).
+class Guard {
+public:
+  Guard(const Options& o, KubectlProxy& proxy) : o_(o), proxy_(proxy) {}
 
-// Waits up to `d`, or until `done` holds or the run is interrupted. Returns done().
+  bool interrupted() const { return o_.interrupted && o_.interrupted->load(); }
+
+  // Main thread only (KubectlProxy::running reaps).
+  bool stop() {
+    proxy_died_ = proxy_died_ || !proxy_.running();
+    return interrupted() || proxy_died_;
+  }
+
+  bool proxy_died() const { return proxy_died_; }
+
+private:
+  const Options& o_;
+  KubectlProxy& proxy_;
+  bool proxy_died_ = false;
+};
+
+// Waits up to `d`, or until `done` holds or the guard stops the run. Returns done().
 template <typename Fn>
-bool wait_for(const Options& o, Duration d, Fn done) {
+bool wait_for(Guard& guard, Duration d, Fn done) {
   auto deadline = Clock::now() + d;
   while (!done()) {
-    if (interrupted(o) || Clock::now() >= deadline) {
+    if (guard.stop() || Clock::now() >= deadline) {
       return false;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -278,59 +290,54 @@ bool wait_for(const Options& o, Duration d, Fn done) {
   return true;
 }
 
-enum class Ending { finished, timed_out, interrupted };
+enum class Ending { finished, timed_out, interrupted, proxy_died };
+
+Ending cut_short(const Guard& guard) {
+  return guard.proxy_died()    ? Ending::proxy_died
+         : guard.interrupted() ? Ending::interrupted
+                               : Ending::timed_out;
+}
+
+void mark_old_pods(Timeline& timeline) {
+  timeline.with_observer([](Observer& ob) {
+    ob.mark_old_pods();
+    return 0;
+  });
+}
 
 // Warmup, the action, the rollout until verify's completion rule holds, then the tail.
-Ending drive(const ApiClient& client, const Options& o, Timeline& timeline) {
-  wait_for(o, o.warmup, [] { return false; });
-  if (interrupted(o)) {
-    return Ending::interrupted;
+Ending drive(const ApiClient& client, const Options& o, Timeline& timeline, Guard& guard) {
+  wait_for(guard, o.warmup, [] { return false; });
+  if (guard.stop()) {
+    return cut_short(guard);
   }
   if (o.action == Action::restart) {
-    timeline.with_observer([](Observer& ob) {
-      ob.mark_old_pods();
-      return 0;
-    });
+    mark_old_pods(timeline);
     restart(client, o, timeline);
   } else {
     std::cerr << "zerodrop: verify: waiting for a rollout of deploy/" << o.deployment << "\n";
-    bool changed = wait_for(o, o.rollout_timeout, [&] {
+    bool changed = wait_for(guard, o.rollout_timeout, [&] {
       return timeline.with_observer([](Observer& ob) {
         return ob.deployment().generation > ob.first_generation().value_or(0);
       });
     });
     if (!changed) {
-      return interrupted(o) ? Ending::interrupted : Ending::timed_out;
+      return cut_short(guard);
     }
-    timeline.with_observer([](Observer& ob) {
-      ob.mark_old_pods();
-      return 0;
-    });
-    timeline.add(Event{timeline.now(),
-                       EventKind::rollout_started,
-                       {},
-                       {},
-                       {},
-                       {},
-                       {},
-                       "a new generation of the Deployment was seen"});
+    mark_old_pods(timeline);
+    timeline.add(api_event(timeline.now(), EventKind::rollout_started,
+                           "a new generation of the Deployment was seen"));
   }
-  bool complete = wait_for(o, o.rollout_timeout, [&] {
+  bool complete = wait_for(guard, o.rollout_timeout, [&] {
     return timeline.with_observer([](Observer& ob) { return ob.rollout_complete(); });
   });
   if (!complete) {
-    return interrupted(o) ? Ending::interrupted : Ending::timed_out;
+    return cut_short(guard);
   }
-  timeline.add(Event{timeline.now(),
-                     EventKind::rollout_finished,
-                     {},
-                     {},
-                     {},
-                     {},
-                     {},
-                     "rolled out, no old pod left, the EndpointSlices hold only new pods"});
-  wait_for(o, o.tail, [] { return false; });
-  return interrupted(o) ? Ending::interrupted : Ending::finished;
+  timeline.add(api_event(timeline.now(), EventKind::rollout_finished,
+                         "rolled out, no old pod left, the EndpointSlices hold only new pods"));
+  wait_for(guard, o.tail, [] { return false; });
+  return guard.stop() ? cut_short(guard) : Ending::finished;
 }
 
 std::string make_folder(const std::string& out) {
@@ -419,7 +426,8 @@ int run(const Options& o, const Finish& finish) {
     if (!load.wait_started()) {
       throw Error(load.error());
     }
-    ending = drive(client, o, timeline);
+    Guard guard(o, proxy);
+    ending = drive(client, o, timeline, guard);
     load.stop();
     load_error = load.error();
   }
@@ -432,6 +440,13 @@ int run(const Options& o, const Finish& finish) {
   int code = finish(folder, run);
   if (ending == Ending::interrupted) {
     return to_int(ExitCode::interrupted);
+  }
+  if (ending == Ending::proxy_died) {
+    std::cerr << fmt::format(
+        "zerodrop: error: verify: kubectl proxy exited mid-run ({}); the "
+        "record so far is in {}\n",
+        proxy.last_error(), folder.dir());
+    return to_int(ExitCode::usage);
   }
   if (ending == Ending::timed_out) {
     std::cerr << fmt::format(

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A zerodrop verify killed with SIGKILL leaves no kubectl proxy behind (the proxy's keeper has
-# PR_SET_PDEATHSIG); a SIGINT ends the run with exit 130 and removes the private folder too.
+# PR_SET_PDEATHSIG); a SIGINT ends the run with exit 130 and removes the private folder too; a
+# proxy that dies mid-run ends it with exit 2, the record kept.
 source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || skip "kubectl is not installed"
 export TMPDIR="$WORK/tmp"
@@ -52,4 +53,13 @@ pgrep -f "proxy --unix-socket=$TMPDIR/zerodrop-verify" >/dev/null && fail "proxy
 [ -z "$(find "$TMPDIR" -mindepth 1 -maxdepth 1 -name 'zerodrop-verify.*')" ] \
   || fail "the private folder was left after SIGINT"
 [ -s "$WORK/run-int/events.ndjson" ] || fail "the interrupted run kept no record"
+# The proxy dies mid-run: one line naming it, exit 2, the record so far kept.
+start_watching proxy
+kill -KILL "$proxy"
+got=0
+wait "$verify" || got=$?
+[ "$got" = 2 ] || { cat "$WORK/err-proxy"; fail "proxy death: exit $got, expected 2"; }
+expect_grep "kubectl proxy exited mid-run .*record so far is in $WORK/run-proxy" "$WORK/err-proxy"
+[ "$(grep -c 'zerodrop: error:' "$WORK/err-proxy")" = 1 ] || fail "not one error line"
+[ -s "$WORK/run-proxy/events.ndjson" ] || fail "the record was not kept"
 echo PASS

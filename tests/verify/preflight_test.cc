@@ -41,5 +41,30 @@ TEST(AuditLive, TheAuditRulesReadTheLiveJson) {
   EXPECT_TRUE(dereg) << warnings.front();
 }
 
+TEST(ReadTemplate, PreStopDelayFromTheModelOrTheRawJson) {
+  json d = naive_deployment();
+  d["spec"]["template"]["spec"]["containers"][0]["lifecycle"] = {
+      {"preStop", {{"exec", {{"command", {"sleep", "2"}}}}}}};
+  Target target;
+  read_template(d, target);
+  EXPECT_EQ(target.pod_template.prestop, std::chrono::seconds(2));
+  EXPECT_TRUE(target.pod_template.has_prestop);
+  EXPECT_EQ(target.scenario.replicas, 3);
+  // A probe port the model refuses (0): the raw JSON still gives the preStop.
+  d["spec"]["template"]["spec"]["containers"][0]["readinessProbe"] = {
+      {"httpGet", {{"path", "/readyz"}, {"port", 0}}}};
+  d["spec"]["template"]["spec"]["containers"][0]["lifecycle"] = {
+      {"preStop", {{"sleep", {{"seconds", 3}}}}}};
+  Target raw;
+  read_template(d, raw);
+  EXPECT_EQ(raw.pod_template.prestop, std::chrono::seconds(3));
+  EXPECT_EQ(raw.pod_template.container, "app");
+  Target none;
+  read_template(naive_deployment(), none);
+  EXPECT_EQ(none.pod_template.prestop, Duration::zero());
+  EXPECT_FALSE(none.pod_template.has_prestop);
+  EXPECT_THROW(read_template(json::object(), none), Error);
+}
+
 }  // namespace
 }  // namespace zerodrop::verify
