@@ -68,4 +68,5 @@ verify_lab graceful graceful --prestop sleep:1.5s -- --delay 1s
 expect_grep 'inferred: deletion seen \+ preStop 1.5s' "$WORK/graceful-verify/events.ndjson"
 [ -z "$(find "$TMPDIR" -mindepth 1 -maxdepth 1 -name 'zerodrop-verify.*')" ] \
   || fail "a private kubectl folder was left behind"
+grep -h "^FAIL\|^PASS\|^ok\|deregistration-race ·" "$WORK"/*-verify.out "$WORK"/*-lab.out || true
 echo PASS
