@@ -155,8 +155,8 @@ void read_template_json(const json& deployment, Target& target) {
       handler.sleep_seconds = hook["sleep"].value("seconds", int64_t{0});
     } else {
       handler.kind = kube::HandlerKind::exec;
-      handler.command = hook.value("exec", json::object())
-                            .value("command", std::vector<std::string>{});
+      handler.command =
+          hook.value("exec", json::object()).value("command", std::vector<std::string>{});
     }
     target.pod_template.prestop = kube::pre_stop_delay(handler).delay;
   }
