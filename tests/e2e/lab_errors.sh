@@ -22,7 +22,7 @@ expect_exit 2 "$ZERODROP" lab --max-surge 0 --max-unavailable 0 -- true
 expect_grep "may not both be 0" "$WORK/err"
 
 expect_exit 2 "$ZERODROP" lab --action scale-up 2 -- true
-expect_grep "^zerodrop: error: --action: expected restart, scale-down N or delete-pod" "$WORK/err"
+expect_grep "^zerodrop: error: --action: expected restart, scale-down N, delete-pod or none" "$WORK/err"
 
 expect_exit 2 "$ZERODROP" lab
 expect_grep "no command" "$WORK/err"
