@@ -28,6 +28,9 @@ void RoutingIndex::add(DocumentRef where, const kube::Object& object) {
   } else if (const auto* h = std::get_if<kube::HorizontalPodAutoscaler>(&object)) {
     by_target_.emplace(pair_hash(h->target_kind, h->target_name), at);
     ++entries_;
+  } else if (std::holds_alternative<kube::ServiceMonitor>(object)) {
+    scanned_.push_back(at);  // it selects Services, not pods: every workload may need it
+    ++entries_;
   } else if (const auto* in = std::get_if<kube::Ingress>(&object)) {
     for (const kube::IngressBackend& b : in->backends) {
       by_service_.emplace(pair_hash("", b.service), at);

@@ -26,8 +26,8 @@ struct DocumentRef {
   }
 };
 
-// What a streamed audit keeps of every Service, PodDisruptionBudget, HorizontalPodAutoscaler
-// and Ingress between its two passes: not the object, only where it is and hashes of what it
+// What a streamed audit keeps of every Service, PodDisruptionBudget, HorizontalPodAutoscaler,
+// Ingress and ServiceMonitor between its two passes: not the object, only where it is and hashes of what it
 // matches on (tens of bytes each). For a workload it names the documents that may hold an
 // object routing to, guarding or scaling it: a superset (hash collisions, other namespaces),
 // which the Cluster built from those documents then matches exactly.
@@ -47,7 +47,7 @@ private:
   };
 
   std::unordered_multimap<uint64_t, LabelEntry> by_label_;  // Services and PDBs, first label
-  std::vector<uint64_t> scanned_;                           // PDBs without matchLabels
+  std::vector<uint64_t> scanned_;  // PDBs without matchLabels, ServiceMonitors
   std::unordered_multimap<uint64_t, uint64_t> by_target_;   // HPAs by target kind and name
   std::unordered_multimap<uint64_t, uint64_t> by_service_;  // Ingresses by backend Service
   size_t entries_ = 0;
