@@ -178,6 +178,7 @@ Reply Api::resource(const Route& route, const HttpRequest& request) {
       }
       w.bookmarks = route.query.count("allowWatchBookmarks") > 0
                     && route.query.at("allowWatchBookmarks") == "true";
+      w.table = wants_table(request.accept);
       if (route.query.count("timeoutSeconds") > 0) {
         w.timeout = std::chrono::seconds(std::stoll(route.query.at("timeoutSeconds")));
       }
@@ -191,7 +192,7 @@ Reply Api::resource(const Route& route, const HttpRequest& request) {
                        route.query.count("follow") > 0 && route.query.at("follow") == "true"};
     }
     if (route.verb == "list") {
-      return list(route);
+      return list(route, wants_table(request.accept));
     }
     if (route.verb == "get") {
       return get(route);
@@ -223,7 +224,7 @@ json Api::served_form(const ResourceType& type, json object) const {
   return object;
 }
 
-HttpResponse Api::list(const Route& route) {
+HttpResponse Api::list(const Route& route, bool table) {
   const ResourceType& t = *route.type;
   Selector selector =
       Selector::parse(route.query.count("labelSelector") ? route.query.at("labelSelector") : "",
@@ -233,6 +234,15 @@ HttpResponse Api::list(const Route& route) {
   WatchStream scope;
   scope.ns = route.ns;
   scope.selector = selector;
+  if (table) {
+    std::vector<json> chosen;
+    for (const json& item : all.items) {
+      if (selected(scope, item)) {
+        chosen.push_back(served_form(t, item));
+      }
+    }
+    return ok(table_of(t.kind, chosen, all.rv));
+  }
   for (json& item : all.items) {
     if (selected(scope, item)) {
       json served = served_form(t, std::move(item));
@@ -262,8 +272,13 @@ HttpResponse Api::get(const Route& route) {
 }
 
 std::string Api::watch_line(const WatchStream& watch, const std::string& event_type,
-                            const json& object) const {
-  return dump({{"type", event_type}, {"object", served_form(*watch.type, object)}}) + "\n";
+                            const json& object, bool first) const {
+  json served = served_form(*watch.type, object);
+  if (watch.table && event_type != "BOOKMARK") {
+    uint64_t rv = std::stoull(object["metadata"].value("resourceVersion", "0"));
+    served = table_of(watch.type->kind, {served}, rv, first ? Headers::include : Headers::omit);
+  }
+  return dump({{"type", event_type}, {"object", served}}) + "\n";
 }
 
 std::string Api::expired_line(uint64_t asked, uint64_t oldest) const {

@@ -16,6 +16,7 @@
 #include "kubeapi/objects.h"
 #include "kubeapi/selector.h"
 #include "kubeapi/store.h"
+#include "kubeapi/table.h"
 
 namespace zerodrop::kubeapi {
 
@@ -41,6 +42,7 @@ struct HttpRequest {
   std::string body;
   std::string authorization;
   std::string content_type;
+  std::string accept;  // "…;as=Table;…": kubectl get's server-side printing
 };
 
 struct HttpResponse {
@@ -57,6 +59,7 @@ struct WatchStream {
   std::optional<uint64_t> since;
   Selector selector;
   bool bookmarks = false;
+  bool table = false;  // each event's object is a one-row Table
   Duration timeout = std::chrono::minutes(30);
 };
 
@@ -78,9 +81,10 @@ public:
   // Answers a request, or says what to stream. Never throws: errors are Status responses.
   Reply handle(const HttpRequest& request);
 
-  // One watch event line for `object` of `type` ("ADDED", …, "BOOKMARK"), as served.
+  // One watch event line for `object` of `type` ("ADDED", …, "BOOKMARK"), as served; `first`
+  // says whether a Table carries its column definitions.
   std::string watch_line(const WatchStream& watch, const std::string& event_type,
-                         const nlohmann::json& object) const;
+                         const nlohmann::json& object, bool first = true) const;
   // The ERROR line ending a watch whose resourceVersion is too old (410 Gone).
   std::string expired_line(uint64_t asked, uint64_t oldest) const;
   // Whether a stored object belongs to the watch (namespace and selector).
@@ -101,7 +105,7 @@ private:
 
   HttpResponse discovery(const std::string& path) const;
   Reply resource(const Route& route, const HttpRequest& request);
-  HttpResponse list(const Route& route);
+  HttpResponse list(const Route& route, bool table);
   HttpResponse get(const Route& route);
   HttpResponse patch(const Route& route, const HttpRequest& request);
   HttpResponse remove(const Route& route);

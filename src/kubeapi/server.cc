@@ -56,10 +56,16 @@ void stream_watch(TlsStream& socket, Api& api, const WatchStream& w) {
     return;
   }
   uint64_t rv = w.since.value_or(0);
+  bool first = true;  // a Table's column definitions come with the first event only
+  auto send_event = [&](const std::string& type, const nlohmann::json& object) {
+    std::string line = api.watch_line(w, type, object, first);
+    first = false;
+    return send_chunk(socket, line);
+  };
   if (!w.since) {
     Store::List list = store.list(w.type->store_key);
     for (const auto& object : list.items) {
-      if (api.selected(w, object) && !send_chunk(socket, api.watch_line(w, "ADDED", object))) {
+      if (api.selected(w, object) && !send_event("ADDED", object)) {
         return;
       }
     }
@@ -75,7 +81,7 @@ void stream_watch(TlsStream& socket, Api& api, const WatchStream& w) {
       break;
     }
     for (const WatchEvent& e : *events) {
-      if (api.selected(w, e.object) && !send_chunk(socket, api.watch_line(w, e.type, e.object))) {
+      if (api.selected(w, e.object) && !send_event(e.type, e.object)) {
         return;
       }
       rv = std::max(rv, e.rv);
@@ -135,9 +141,12 @@ void serve(TlsStream& socket, Api& api) {
       return;
     }
     const auto& req = parser.get();
-    HttpRequest request{std::string(req.method_string()), std::string(req.target()), req.body(),
+    HttpRequest request{std::string(req.method_string()),
+                        std::string(req.target()),
+                        req.body(),
                         std::string(req[http::field::authorization]),
-                        std::string(req[http::field::content_type])};
+                        std::string(req[http::field::content_type]),
+                        std::string(req[http::field::accept])};
     Reply reply = api.handle(request);
     if (auto* w = std::get_if<WatchStream>(&reply)) {
       return stream_watch(socket, api, *w);
