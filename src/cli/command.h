@@ -28,5 +28,6 @@ Runner setup_audit(CLI::App& app);
 Runner setup_sim(CLI::App& app);
 Runner setup_run(CLI::App& app);
 Runner setup_sleep(CLI::App& app);
+Runner setup_verify(CLI::App& app);
 
 }  // namespace zerodrop::cli

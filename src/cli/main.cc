@@ -27,6 +27,8 @@ constexpr Command kCommands[] = {
     {"sim", "Simulate a rollout on a cluster of any size; size preStop and grace for it",
      setup_sim},
     {"run", "A drain-aware PID 1: fail readiness at SIGTERM, wait, then stop the app", setup_run},
+    {"verify", "Roll out a Deployment on a real cluster under load; name the hole if any drop",
+     setup_verify},
     {"sleep", "Sleep N seconds: a preStop delay for distroless and scratch images", setup_sleep},
 };
 
@@ -104,7 +106,10 @@ std::string unexpected_message(const CLI::App& app) {
 int run(int argc, char** argv) {
   CLI::App app{
       "zerodrop: prove a rolling update drops zero requests; name the hole when it does not."};
-  app.name("zerodrop");
+  // Installed as kubectl-zerodrop too: `kubectl zerodrop verify …` runs this same binary.
+  std::string_view self = argv[0];
+  self = self.substr(self.rfind('/') + 1);
+  app.name(self == "kubectl-zerodrop" ? "kubectl zerodrop" : "zerodrop");
   app.footer(footer());
   app.require_subcommand(1);
   app.set_version_flag("--version", "zerodrop 0.1.0");

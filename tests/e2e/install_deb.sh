@@ -31,6 +31,11 @@ for f in /usr/bin/zerodrop /usr/bin/zerodrop-sleep /usr/share/man/man1/zerodrop.
   [ -f "$root$f" ] || fail "$f is listed but not installed"
 done
 [[ "$("$root/usr/bin/zerodrop" --version)" == *zerodrop* ]] || fail "the installed zerodrop does not run"
+# kubectl finds plugins by name: kubectl-zerodrop is the same binary, naming itself so in --help.
+[ "$(readlink "$root/usr/bin/kubectl-zerodrop")" = zerodrop ] || fail "no kubectl-zerodrop symlink"
+grep -qx /usr/bin/kubectl-zerodrop "$WORK/files" || fail "dpkg -L zerodrop does not list kubectl-zerodrop"
+"$root/usr/bin/kubectl-zerodrop" verify --help | grep -q "kubectl zerodrop verify" \
+  || fail "kubectl-zerodrop verify --help does not name itself"
 
 # The man page renders and names every command that --help lists.
 if command -v man >/dev/null; then

@@ -1,0 +1,462 @@
+#include "verify/verify.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "base/exit_code.h"
+#include "verify/api_client.h"
+#include "verify/observer.h"
+#include "verify/preflight.h"
+#include "verify/watch.h"
+
+namespace zerodrop::verify {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using record::Event;
+using record::EventKind;
+
+Event api_event(Micros t, EventKind kind, std::string detail) {
+  Event e;
+  e.t = t;
+  e.kind = kind;
+  e.detail = std::move(detail);
+  return e;
+}
+
+// The run's one clock and its record so far. Watch threads and the load's threads add to it.
+class Timeline {
+public:
+  Timeline(const record::RunFolder& folder, PodTemplate pod_template)
+      : start_(Clock::now()), writer_(folder, record::Traffic::requests), observer_(pod_template) {}
+
+  Micros now() const { return std::chrono::duration_cast<Micros>(Clock::now() - start_); }
+
+  Clock::time_point start() const { return start_; }
+
+  // Runs fn(observer, t) under the lock and records the events it returns.
+  template <typename Fn>
+  void observe(Fn fn) {
+    std::lock_guard lock(mutex_);
+    for (Event& e : fn(observer_, now())) {
+      add_locked(std::move(e));
+    }
+  }
+
+  void add(Event e) {
+    std::lock_guard lock(mutex_);
+    add_locked(std::move(e));
+  }
+
+  void note(const std::string& text) { add(api_event(now(), EventKind::note, text)); }
+
+  template <typename Fn>
+  auto with_observer(Fn fn) {
+    std::lock_guard lock(mutex_);
+    return fn(observer_);
+  }
+
+  void add_request(record::RequestRecord r) {
+    std::lock_guard lock(mutex_);
+    requests_.push_back(std::move(r));
+  }
+
+  // The record, requests in sequence order; the writer gets the requests and is closed.
+  record::RunRecord finish(record::RunRecord run) {
+    std::lock_guard lock(mutex_);
+    std::sort(requests_.begin(), requests_.end(),
+              [](const auto& a, const auto& b) { return a.seq < b.seq; });
+    size_t named = attribute_to_terminating(events_, requests_);
+    if (named > 0) {
+      add_locked(
+          api_event(now(), EventKind::note,
+                    fmt::format("{} failed requests on new connections carried no backend "
+                                "name; each went to the only pod terminating when it was sent",
+                                named)));
+    }
+    for (const auto& r : requests_) {
+      writer_.write(r);
+    }
+    writer_.close();
+    run.events = events_;
+    run.requests = std::move(requests_);
+    return run;
+  }
+
+private:
+  void add_locked(Event e) {
+    writer_.write(e);
+    events_.push_back(std::move(e));
+  }
+
+  Clock::time_point start_;
+  std::mutex mutex_;
+  record::RunWriter writer_;
+  Observer observer_;
+  std::vector<Event> events_;
+  std::vector<record::RequestRecord> requests_;
+};
+
+// The four watches of the run, each on its own thread.
+class Watches {
+public:
+  Watches(const ApiClient& client, const Options& o, const Target& target, Timeline& timeline) {
+    std::string ns = "/namespaces/" + o.namespace_name;
+    auto note = [&timeline](const std::string& text) {
+      timeline.note(text);
+    };
+    using Handler = std::vector<Event> (Observer::*)(const WatchEvent&, Micros);
+    auto add = [&](WatchTarget what, Handler handler) {
+      watchers_.push_back(std::make_unique<Watcher>(
+          client, std::move(what),
+          [&timeline, handler](const WatchEvent& e) {
+            timeline.observe([&](Observer& ob, Micros t) { return (ob.*handler)(e, t); });
+          },
+          note));
+    };
+    add({"deployments", "/apis/apps/v1" + ns + "/deployments",
+         "fieldSelector=" + query_escape("metadata.name=" + o.deployment)},
+        &Observer::on_deployment);
+    add({"pods", "/api/v1" + ns + "/pods", "labelSelector=" + query_escape(target.pod_selector)},
+        &Observer::on_pod);
+    add({"endpointslices", "/apis/discovery.k8s.io/v1" + ns + "/endpointslices",
+         "labelSelector=" + query_escape("kubernetes.io/service-name=" + target.service)},
+        &Observer::on_slice);
+    add({"events", "/api/v1" + ns + "/events", ""}, &Observer::on_event);
+    // Lists first, in this order (pods before their events), so every watch starts from a state.
+    for (auto& w : watchers_) {
+      w->list();
+    }
+    for (auto& w : watchers_) {
+      threads_.emplace_back([&w] { w->watch(); });
+    }
+  }
+
+  ~Watches() {
+    for (auto& w : watchers_) {
+      w->stop();
+    }
+    for (auto& t : threads_) {
+      t.join();
+    }
+  }
+
+private:
+  std::vector<std::unique_ptr<Watcher>> watchers_;
+  std::vector<std::thread> threads_;
+};
+
+// The load engine on its own thread, its records moved onto the timeline's clock.
+class Load {
+public:
+  Load(const Options& o, Timeline& timeline) {
+    load::Options options = o.load;
+    for (const std::string& url : o.urls) {
+      options.targets.push_back({"GET", url});
+    }
+    options.duration = std::chrono::hours(24);  // ended by stop_
+    load::Hooks hooks;
+    hooks.stop = &stop_;
+    hooks.on_start = [this, &timeline](Clock::time_point start) {
+      offset_ = std::chrono::duration_cast<Micros>(start - timeline.start());
+      started_.store(true);
+    };
+    hooks.on_record = [this, &timeline](const record::RequestRecord& r) {
+      record::RequestRecord moved = r;
+      moved.intended += offset_;
+      moved.done += offset_;
+      for (auto* t : {&moved.sent, &moved.first_byte}) {
+        if (*t) {
+          **t += offset_;
+        }
+      }
+      moved.router = "edge";
+      timeline.add_request(std::move(moved));
+    };
+    thread_ = std::thread([this, options, hooks] {
+      try {
+        summary_ = load::run(options, hooks);
+      } catch (const Error& e) {
+        error_ = e.what();
+      }
+      finished_.store(true);
+    });
+  }
+
+  ~Load() { stop(); }
+
+  void stop() {
+    stop_.store(true);
+    if (thread_.joinable()) {
+      thread_.join();
+    }
+  }
+
+  const std::string& error() const { return error_; }
+
+  // Waits until the engine has started (true) or refused its options (false, see error()).
+  bool wait_started() {
+    while (!started_.load()) {
+      if (finished_.load()) {
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+  }
+
+private:
+  std::atomic<bool> finished_{false};
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> started_{false};
+  Micros offset_{0};
+  std::thread thread_;
+  load::Summary summary_;
+  std::string error_;
+};
+
+std::string rfc3339_now() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+// kubectl rollout restart's patch: a new annotation on the pod template.
+void restart(const ApiClient& client, const Options& o, Timeline& timeline) {
+  std::string at = rfc3339_now();
+  nlohmann::json patch;
+  patch["spec"]["template"]["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"] = at;
+  std::string body = patch.dump();
+  Micros sent = timeline.now();
+  ApiResponse response = client.request(
+      Method::patch,
+      fmt::format("/apis/apps/v1/namespaces/{}/deployments/{}?fieldManager=zerodrop-verify",
+                  o.namespace_name, o.deployment),
+      body, "application/strategic-merge-patch+json");
+  if (!response.ok()) {
+    throw Error(fmt::format("cannot restart deploy/{}: {}", o.deployment, error_text(response)));
+  }
+  timeline.add(api_event(sent, EventKind::rollout_started,
+                         fmt::format("verify patched restartedAt={} (answered after {})", at,
+                                     format_duration(timeline.now() - sent))));
+}
+
+// What ends a wait early: an interrupt, or the proxy's death (every watch would stall).
+class Guard {
+public:
+  Guard(const Options& o, KubectlProxy& proxy) : o_(o), proxy_(proxy) {}
+
+  bool interrupted() const { return o_.interrupted && o_.interrupted->load(); }
+
+  // Main thread only (KubectlProxy::running reaps).
+  bool stop() {
+    proxy_died_ = proxy_died_ || !proxy_.running();
+    return interrupted() || proxy_died_;
+  }
+
+  bool proxy_died() const { return proxy_died_; }
+
+private:
+  const Options& o_;
+  KubectlProxy& proxy_;
+  bool proxy_died_ = false;
+};
+
+// Waits up to `d`, or until `done` holds or the guard stops the run. Returns done().
+template <typename Fn>
+bool wait_for(Guard& guard, Duration d, Fn done) {
+  auto deadline = Clock::now() + d;
+  while (!done()) {
+    if (guard.stop() || Clock::now() >= deadline) {
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+enum class Ending { finished, timed_out, interrupted, proxy_died };
+
+Ending cut_short(const Guard& guard) {
+  return guard.proxy_died()    ? Ending::proxy_died
+         : guard.interrupted() ? Ending::interrupted
+                               : Ending::timed_out;
+}
+
+void mark_old_pods(Timeline& timeline) {
+  timeline.with_observer([](Observer& ob) {
+    ob.mark_old_pods();
+    return 0;
+  });
+}
+
+// Warmup, the action, the rollout until verify's completion rule holds, then the tail.
+Ending drive(const ApiClient& client, const Options& o, Timeline& timeline, Guard& guard) {
+  wait_for(guard, o.warmup, [] { return false; });
+  if (guard.stop()) {
+    return cut_short(guard);
+  }
+  if (o.action == Action::restart) {
+    mark_old_pods(timeline);
+    restart(client, o, timeline);
+  } else {
+    std::cerr << "zerodrop: verify: waiting for a rollout of deploy/" << o.deployment << "\n";
+    bool changed = wait_for(guard, o.rollout_timeout, [&] {
+      return timeline.with_observer([](Observer& ob) {
+        return ob.deployment().generation > ob.first_generation().value_or(0);
+      });
+    });
+    if (!changed) {
+      return cut_short(guard);
+    }
+    mark_old_pods(timeline);
+    timeline.add(api_event(timeline.now(), EventKind::rollout_started,
+                           "a new generation of the Deployment was seen"));
+  }
+  bool complete = wait_for(guard, o.rollout_timeout, [&] {
+    return timeline.with_observer([](Observer& ob) { return ob.rollout_complete(); });
+  });
+  if (!complete) {
+    return cut_short(guard);
+  }
+  timeline.add(api_event(timeline.now(), EventKind::rollout_finished,
+                         "rolled out, no old pod left, the EndpointSlices hold only new pods"));
+  wait_for(guard, o.tail, [] { return false; });
+  return guard.stop() ? cut_short(guard) : Ending::finished;
+}
+
+std::string make_folder(const std::string& out) {
+  if (!out.empty()) {
+    return out;
+  }
+  std::string pattern = "/tmp/zerodrop-verify-run.XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw Error("cannot create a run folder under /tmp");
+  }
+  return pattern;
+}
+
+record::RunRecord base_record(const Options& o, const Target& target) {
+  record::RunRecord run;
+  run.engine = "verify";
+  run.scenario = target.scenario;
+  auto& extra = run.scenario.extra;
+  extra["namespace"] = o.namespace_name;
+  extra["deployment"] = o.deployment;
+  extra["service"] = target.service;
+  extra["server_version"] = target.server_version;
+  std::string urls;
+  for (const std::string& u : o.urls) {
+    urls += (urls.empty() ? "" : " ") + u;
+  }
+  extra["urls"] = urls;
+  extra["routers"] = "edge: the --url load from this machine";
+  return run;
+}
+
+}  // namespace
+
+std::string deployment_name(const std::string& text) {
+  auto slash = text.find('/');
+  std::string kind = slash == std::string::npos ? "deploy" : text.substr(0, slash);
+  std::string name = slash == std::string::npos ? text : text.substr(slash + 1);
+  if (kind != "deploy" && kind != "deployment" && kind != "deployments"
+      && kind != "deployments.apps" && kind != "deployment.apps") {
+    throw Error(fmt::format("'{}': verify checks a Deployment: deploy/NAME", text));
+  }
+  if (name.empty() || name.find('/') != std::string::npos) {
+    throw Error(fmt::format("'{}': expected deploy/NAME", text));
+  }
+  return name;
+}
+
+std::string context_namespace(const KubectlOptions& options) {
+  char path[] = "/tmp/zerodrop-verify-ns.XXXXXX";
+  int fd = ::mkstemp(path);
+  if (fd < 0) {
+    return "default";
+  }
+  ::close(fd);
+  std::vector<std::string> argv{options.kubectl, "config", "view", "--minify",
+                                "-o=jsonpath={..namespace}"};
+  if (!options.kubeconfig.empty()) {
+    argv.push_back("--kubeconfig=" + options.kubeconfig);
+  }
+  if (!options.context.empty()) {
+    argv.push_back("--context=" + options.context);
+  }
+  ExitStatus status = Subprocess::spawn({argv, {}, path, {}}).wait();
+  std::ifstream in(path);
+  std::string ns;
+  std::getline(in, ns);
+  ::unlink(path);
+  return status.success() && !ns.empty() ? ns : "default";
+}
+
+int run(const Options& o, const Finish& finish) {
+  KubectlProxy proxy(o.kubectl);
+  ApiClient client(proxy.socket_path());
+  Target target = preflight(client, {o.namespace_name, o.deployment, o.service, o.action});
+  for (const std::string& w : target.warnings) {
+    std::cerr << "zerodrop: warning: audit of the live deploy/" << o.deployment << ": " << w
+              << "\n";
+  }
+  record::RunFolder folder(make_folder(o.out));
+  Timeline timeline(folder, target.pod_template);
+  Ending ending;
+  std::string load_error;
+  {
+    Watches watches(client, o, target, timeline);
+    Load load(o, timeline);
+    if (!load.wait_started()) {
+      throw Error(load.error());
+    }
+    Guard guard(o, proxy);
+    ending = drive(client, o, timeline, guard);
+    load.stop();
+    load_error = load.error();
+  }
+  if (!load_error.empty()) {
+    throw Error(load_error);
+  }
+  record::RunRecord run = base_record(o, target);
+  run.end = timeline.now();
+  run = timeline.finish(std::move(run));
+  int code = finish(folder, run);
+  if (ending == Ending::interrupted) {
+    return to_int(ExitCode::interrupted);
+  }
+  if (ending == Ending::proxy_died) {
+    std::cerr << fmt::format(
+        "zerodrop: error: verify: kubectl proxy exited mid-run ({}); the "
+        "record so far is in {}\n",
+        proxy.last_error(), folder.dir());
+    return to_int(ExitCode::usage);
+  }
+  if (ending == Ending::timed_out) {
+    std::cerr << fmt::format(
+        "zerodrop: error: verify: deploy/{} did not complete its rollout within {} ({}); the "
+        "record is in {}\n",
+        o.deployment, format_duration(o.rollout_timeout),
+        timeline.with_observer([](Observer& ob) { return ob.progress(); }), folder.dir());
+    return to_int(ExitCode::usage);
+  }
+  return code;
+}
+
+}  // namespace zerodrop::verify

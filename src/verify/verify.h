@@ -1,0 +1,51 @@
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/duration.h"
+#include "load/load.h"
+#include "record/run_folder.h"
+#include "record/run_record.h"
+#include "verify/kubectl_proxy.h"
+#include "verify/rbac.h"
+
+namespace zerodrop::verify {
+
+// `zerodrop verify deploy/NAME`: a rollout on a real cluster, watched through the API server
+// while load runs from this machine through --url (an Ingress, a load balancer, a port-forward).
+struct Options {
+  KubectlOptions kubectl;
+  std::string namespace_name;  // "" = the context's namespace, else "default"
+  std::string deployment;
+  std::string service;  // "" = the one Service selecting the pods
+  Action action = Action::restart;
+  std::vector<std::string> urls;
+  load::Options load;  // rate, keep-alive, headers, timeouts; targets and duration are set here
+  Duration warmup = std::chrono::seconds(5);
+  Duration tail = std::chrono::seconds(5);
+  Duration rollout_timeout = std::chrono::minutes(10);
+  std::string out;  // the run folder; "" = a new temporary one
+  const std::atomic<bool>* interrupted = nullptr;
+};
+
+// How the run ends, handed in by the cli so the engine links neither diagnose nor report: it
+// diagnoses and renders the record and returns the exit code.
+using Finish = std::function<int(const record::RunFolder&, const record::RunRecord&)>;
+
+// Preflight, then the run; returns the exit code (Finish's, 2 for a rollout that did not complete
+// in time, 130 when interrupted; the record is written in every case). Throws Error for a failed
+// preflight: nothing has been changed then.
+int run(const Options& options, const Finish& finish);
+
+// The namespace of the kubeconfig's current (or given) context, "default" when it names none.
+std::string context_namespace(const KubectlOptions& options);
+
+// Parses "deploy/NAME", "deployment/NAME", "deployments.apps/NAME" or "NAME". Throws Error.
+std::string deployment_name(const std::string& text);
+
+}  // namespace zerodrop::verify

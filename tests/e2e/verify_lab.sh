@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# zerodrop verify end to end against `zerodrop lab --kube-api`: the real kubectl proxy, the lab's
+# HTTPS API with its token, verify's restart patch driving the lab's rollout and verify's load
+# through the lab's router (the Service's address). A naive app (dies at SIGTERM, no preStop) is
+# named deregistration-race by verify and by the lab's own diagnosis of the same rollout; a
+# graceful one with a preStop sleep longer than the propagation passes both.
+# labels: timing
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lab_common.inc"
+need_example naive
+need_example graceful
+command -v kubectl >/dev/null || skip "no kubectl on this host"
+export TMPDIR="$WORK/tmp"
+mkdir -p "$TMPDIR"
+
+# verify_lab NAME EXAMPLE [lab flags...] -- [example flags...]: a lab that waits for a client,
+# and verify as that client. Exit codes in $lab_rc and $verify_rc.
+verify_lab() {
+  local name=$1 example=$2; shift 2
+  local lab_flags=() app_flags=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do lab_flags+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  app_flags=("$@")
+  local run="$WORK/$name-lab"
+  timeout 180 "$ZERODROP" lab --kube-api --action none --replicas 2 --nodes 1 \
+    --propagation 500ms --rate 50 --connections 16 --warmup 500ms --tail 3s \
+    --readiness http:/readyz --readiness-period 100ms --readiness-failure 1 --grace 10s \
+    --out "$run" "${lab_flags[@]}" -- "$EXAMPLES/$example" --host '{ip}' --port '{port}' \
+    "${app_flags[@]}" >"$WORK/$name-lab.out" 2>"$WORK/$name-lab.err" &
+  local lab=$!
+  for _ in $(seq 300); do
+    grep -q 'Kubernetes API at' "$WORK/$name-lab.err" 2>/dev/null && break
+    kill -0 "$lab" 2>/dev/null || { cat "$WORK/$name-lab.err"; fail "the lab ended before serving"; }
+    sleep 0.1
+  done
+  local kc="$run/kubeconfig"
+  [ -f "$kc" ] || { cat "$WORK/$name-lab.err"; fail "no kubeconfig in the lab's run folder"; }
+  local url
+  url=$(kubectl --kubeconfig "$kc" get svc web -o jsonpath='http://{.spec.clusterIP}:{.spec.ports[0].port}/')
+  verify_rc=0
+  timeout 120 "$ZERODROP" verify deploy/web --kubeconfig "$kc" --url "$url" --rate 200 \
+    --warmup 1s --tail 300ms --rollout-timeout 60s --out "$WORK/$name-verify" \
+    >"$WORK/$name-verify.out" 2>"$WORK/$name-verify.err" || verify_rc=$?
+  lab_rc=0
+  wait "$lab" || lab_rc=$?
+}
+show_both() {
+  for f in "$1-verify.out" "$1-verify.err" "$1-lab.out" "$1-lab.err"; do
+    echo "--- $f"; tail -40 "$WORK/$f"
+  done
+}
+
+verify_lab naive naive
+[ "$verify_rc" = 1 ] || { show_both naive; fail "verify of naive exited $verify_rc, expected 1"; }
+[ "$lab_rc" = 1 ] || { show_both naive; fail "the lab of naive exited $lab_rc, expected 1"; }
+expect_grep '"id": *"deregistration-race"' "$WORK/naive-verify/report.json"
+expect_grep '"id": *"deregistration-race"' "$WORK/naive-lab/report.json"
+expect_grep '"engine": *"verify"' "$WORK/naive-verify/run.json"
+for kind in rollout_started rollout_finished deletion_started pod_exited endpoint_changed; do
+  expect_grep "\"kind\":\"$kind\"" "$WORK/naive-verify/events.ndjson"
+done
+expect_exit 1 "$ZERODROP" report "$WORK/naive-verify"
+
+verify_lab graceful graceful --prestop sleep:1.5s -- --delay 1s
+[ "$verify_rc" = 0 ] || { show_both graceful; fail "verify of graceful exited $verify_rc, expected 0"; }
+[ "$lab_rc" = 0 ] || { show_both graceful; fail "the lab of graceful exited $lab_rc, expected 0"; }
+# The live Deployment carries the preStop: verify infers each stop signal 1.5 s after the deletion.
+expect_grep 'inferred: deletion seen \+ preStop 1.5s' "$WORK/graceful-verify/events.ndjson"
+[ -z "$(find "$TMPDIR" -mindepth 1 -maxdepth 1 -name 'zerodrop-verify.*')" ] \
+  || fail "a private kubectl folder was left behind"
+grep -h "^FAIL\|^PASS\|^ok\|deregistration-race ·" "$WORK"/*-verify.out "$WORK"/*-lab.out || true
+echo PASS
