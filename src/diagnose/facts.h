@@ -76,6 +76,11 @@ std::string seconds_text(Micros t);
 // "0.80 s", "4.2 ms": how a measured duration reads.
 std::string duration_text(Micros d);
 
+// The exit of a process of `life` other than its main one that broke a request in flight from
+// `sent` to `done`: the latest such exit in [sent, done] (a few ms of slack: the kernel stamps
+// the exit after the process's sockets were closed), unless the main process exited before it.
+const ProcessExit* exit_that_broke(const PodLife& life, Micros sent, Micros done);
+
 // What `life` was doing at `t` (see BackendState).
 BackendState state_at(const PodLife& life, Micros t);
 

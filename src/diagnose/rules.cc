@@ -177,6 +177,10 @@ std::optional<RequestDiagnosis> in_flight_rule(const Case& c) {
   }
   std::string how = c.life.exited ? fmt::format("when it exited at {}", seconds_text(end))
                                   : fmt::format("after its stop signal at {}", seconds_text(*stop));
+  if (const ProcessExit* p = exit_that_broke(c.life, *c.r.sent, c.r.done)) {
+    how = fmt::format("when its process {} exited at {} ({})", p->process, seconds_text(p->t),
+                      p->status);
+  }
   return make(c, Hole::no_drain, fmt::format("in flight at pod {}, broken {}", c.life.name, how));
 }
 

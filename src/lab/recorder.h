@@ -29,6 +29,8 @@ public:
 
   // Stamps the event with now() and records it.
   void event(record::Event event);
+  // Records an event that happened at `t` (a time stamp from elsewhere, e.g. the kernel's).
+  void event_at(Clock::time_point t, record::Event event);
   // Shorthand for an event about a pod.
   void pod_event(record::EventKind kind, const std::string& pod, std::string detail = {});
   void request(record::RequestRecord request);
