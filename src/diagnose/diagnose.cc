@@ -133,7 +133,7 @@ void measure_drain(const record::RunRecord& run, const Facts& facts, Diagnosis& 
 }
 
 // Pods SIGKILLed at the end of their grace period after the stop signal: what the signal did not
-// do, what the kill cost in requests, and how long the rollout waited for each.
+// do, what the kill cost in requests, and how long each took from its deletion to its exit.
 std::vector<GraceKill> grace_kills_of(const record::RunRecord& run, const Facts& facts,
                                       const std::vector<RequestDiagnosis>& failures) {
   std::vector<GraceKill> kills;
@@ -156,7 +156,7 @@ std::vector<GraceKill> grace_kills_of(const record::RunRecord& run, const Facts&
 }
 
 // "; the stop signal did nothing at 3 pods: SIGKILL at the end of the grace period cut 0
-// requests, and the rollout waited up to 5.00 s for each".
+// requests, and each took up to 5.00 s from its deletion to its exit".
 std::string grace_kills_text(const std::vector<GraceKill>& kills) {
   if (kills.empty()) {
     return {};
@@ -170,8 +170,8 @@ std::string grace_kills_text(const std::vector<GraceKill>& kills) {
     ignored = ignored || !k.ignored.empty();
   }
   return fmt::format(
-      "; {} at {} pod{}: SIGKILL at the end of the grace period cut {} request{}, and the "
-      "rollout waited up to {} for each",
+      "; {} at {} pod{}: SIGKILL at the end of the grace period cut {} request{}, and each "
+      "took up to {} from its deletion to its exit",
       ignored ? "the stop signal did nothing" : "the drain outlasted the grace period",
       kills.size(), kills.size() == 1 ? "" : "s", cut, cut == 1 ? "" : "s", duration_text(waited));
 }

@@ -290,8 +290,8 @@ BackendState state_at(const PodLife& life, Micros t) {
     return life.exit_signal && *life.exit_signal == SIGKILL ? BackendState::killed
                                                             : BackendState::exited;
   }
-  if (life.signal && t >= *life.signal) {
-    return BackendState::after_signal;
+  if (life.signal && t >= *life.signal && life.signal_ignored.empty()) {
+    return BackendState::after_signal;  // a signal that did nothing leaves it terminating
   }
   if (life.deletion && t >= *life.deletion) {
     return BackendState::prestop;

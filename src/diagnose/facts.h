@@ -81,7 +81,8 @@ std::string duration_text(Micros d);
 // the exit after the process's sockets were closed), unless the main process exited before it.
 const ProcessExit* exit_that_broke(const PodLife& life, Micros sent, Micros done);
 
-// What `life` was doing at `t` (see BackendState).
+// What `life` was doing at `t` (see BackendState). After a stop signal that did nothing
+// (`signal_ignored`) the pod is still `prestop`: terminating, not stopped, until its kill.
 BackendState state_at(const PodLife& life, Micros t);
 
 }  // namespace zerodrop::diagnose

@@ -60,7 +60,8 @@ void ProcessWatch::Impl::handle(const ProcessEvent& e) {
   if (e.kind == ProcessEvent::Kind::fork) {
     auto parent = tracked.find(e.parent);
     if (parent != tracked.end()) {
-      tracked[e.pid] = {parent->second.pod, parent->second.name, false};
+      Tracked child{parent->second.pod, parent->second.name, false};  // before a rehash
+      tracked[e.pid] = std::move(child);
     }
     return;
   }

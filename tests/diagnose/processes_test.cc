@@ -71,8 +71,8 @@ TEST(Processes, StopSignalThatDidNothingIsNamedWithItsKillAndWait) {
   EXPECT_FALSE(find(d, Hole::deregistration_race));
   EXPECT_TRUE(find(d, Hole::grace_overrun));
   EXPECT_NE(d.conclusion.find("the stop signal did nothing at 1 pod: SIGKILL at the end of the "
-                              "grace period cut 1 request, and the rollout waited up to 5.00 s "
-                              "for each"),
+                              "grace period cut 1 request, and each took up to 5.00 s from its "
+                              "deletion to its exit"),
             std::string::npos)
       << d.conclusion;
 }
@@ -94,24 +94,25 @@ TEST(Processes, APodThatExitedOnItsOwnIsNoGraceKill) {
   EXPECT_EQ(d.conclusion.find("grace period"), std::string::npos) << d.conclusion;
 }
 
-// A pre-fork server: its worker dies 5 ms after SIGTERM with a request in flight; the master
+// A pre-fork server: its worker dies 6 ms after SIGTERM with a request in flight; the master
 // exits 300 ms later.
 TEST(Processes, TheWorkerThatDiedIsQuotedNotTheMaster) {
   RunBuilder b = serving();
   b.event(4.0, EventKind::deletion_started, "web-0").signal(4.0, "web-0", SIGTERM);
-  b.event(4.005, EventKind::process_exited, "web-0");
+  b.event(4.006, EventKind::process_exited, "web-0");
   record::RunRecord run = b.build();
   run.events.back().signal = SIGTERM;
   run.events.back().detail = "pid 4242 (python3) killed by SIGTERM";
-  run.events.push_back(run.events.back());
-  run.events.back().kind = EventKind::pod_exited;
-  run.events.back().t = testing::at(4.305);
-  run.events.back().signal.reset();
-  run.events.back().exit_code = 0;
-  run.events.back().detail = "exit code 0";
+  record::Event master = run.events.back();
+  master.kind = EventKind::pod_exited;
+  master.t = testing::at(4.306);
+  master.signal.reset();
+  master.exit_code = 0;
+  master.detail = "exit code 0";
+  run.events.push_back(master);
   record::RequestRecord r;
   r.intended = r.sent = testing::at(3.99);
-  r.done = testing::at(4.0052);
+  r.done = testing::at(4.0062);
   r.outcome = Outcome::reset_before_response;
   r.failed = true;
   r.connection = Connection::reused;
@@ -123,7 +124,7 @@ TEST(Processes, TheWorkerThatDiedIsQuotedNotTheMaster) {
   ASSERT_TRUE(h);
   EXPECT_EQ(h->evidence,
             "1 request in flight at pod web-0 broke when its process pid 4242 (python3) exited "
-            "at 4.01 s (killed by SIGTERM), 5.0 ms after SIGTERM, 300 ms before its main "
+            "at 4.01 s (killed by SIGTERM), 6.0 ms after SIGTERM, 0.30 s before its main "
             "process exited (reset_before_response 1)");
   ASSERT_EQ(d.failures.size(), 1u);
   EXPECT_EQ(d.failures[0].reason,

@@ -3,7 +3,7 @@
 SIGTERM the master closes its copy of the listener and passes the signal on to its worker, which
 dies at once with whatever it was serving (no handler), and the master exits 0.3 s later: the
 worker dies before its master.
-Usage: forking_server.py IP PORT (each request takes 50 ms)."""
+Usage: forking_server.py IP PORT (each request takes 200 ms)."""
 import os
 import signal
 import socket
@@ -21,7 +21,7 @@ def serve(conn):
                 if not chunk:
                     return
                 data += chunk
-            time.sleep(0.05)
+            time.sleep(0.2)
             body = b"ok\n"
             conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
 

@@ -3,13 +3,14 @@
 # and a lab killed with SIGKILL: SIGKILL of a pod's PID 1 ends its whole PID namespace.
 source "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip "python3 is missing"
+python=$(python3 -c 'import sys; print(sys.executable)')  # not a shim that forks on its own
 command -v setsid >/dev/null || skip "setsid is missing"
 marker=$((900000 + RANDOM))  # sleep's argument: names this test's escapees
 
 start_lab() {  # start_lab NAME: pods that start an escapee, then serve
   "$ZERODROP" lab --replicas 2 --nodes 1 --warmup "$2" --tail 200ms --readiness-period 100ms \
     --grace 1s --rate 20 --out "$WORK/$1" \
-    -- bash -c "setsid sleep $marker & exec python3 -m http.server {port} --bind {ip}" \
+    -- bash -c "setsid sleep $marker & exec $python -m http.server {port} --bind {ip}" \
     >"$WORK/$1.out" 2>"$WORK/$1.err" &
   lab=$!
 }
