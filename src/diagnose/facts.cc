@@ -95,7 +95,7 @@ void apply_event(PodLife& life, const Event& e) {
       break;
     case EventKind::signal_ignored:
       if (belongs_to_termination(life, e.t) && life.signal_ignored.empty()) {
-        life.signal_ignored = e.detail;
+        life.signal_ignored = e.detail.empty() ? "the process ignored it" : e.detail;
       }
       break;
     case EventKind::process_exited:

@@ -165,8 +165,8 @@ void print_grace_kills(std::ostream& out, const Diagnosis& d, const Style& s) {
             ? fmt::format("{} at {} s did not stop it in time", signal, seconds(k.signal))
             : fmt::format("{} at {} s did nothing ({})", signal, seconds(k.signal), k.ignored);
     out << wrap(fmt::format("pod {}: {}; it answered {} request{} sent after it; SIGKILL at {} s "
-                            "cut {} request{} in flight (grace-overrun); {} s from its deletion "
-                            "to its exit",
+                            "cut {} request{} in flight (grace-overrun); it took {} s from its "
+                            "deletion to its exit",
                             k.pod, what, k.served_after, k.served_after == 1 ? "" : "s",
                             seconds(k.kill), k.cut, k.cut == 1 ? "" : "s", seconds(k.waited)),
                 "  ", s.width);

@@ -55,7 +55,8 @@ TEST(Processes, StopSignalThatDidNothingIsNamedWithItsKillAndWait) {
     }
   }
   record::RequestRecord cut = run.requests.back();
-  cut.sent = cut.intended = testing::at(8.99);
+  cut.intended = testing::at(8.99);
+  cut.sent = cut.intended;
   cut.done = testing::at(9.0);
   cut.outcome = Outcome::reset_during_response;
   cut.failed = true;
@@ -111,7 +112,8 @@ TEST(Processes, TheWorkerThatDiedIsQuotedNotTheMaster) {
   master.detail = "exit code 0";
   run.events.push_back(master);
   record::RequestRecord r;
-  r.intended = r.sent = testing::at(3.99);
+  r.intended = testing::at(3.99);
+  r.sent = r.intended;
   r.done = testing::at(4.0062);
   r.outcome = Outcome::reset_before_response;
   r.failed = true;
