@@ -16,10 +16,10 @@ namespace zerodrop {
 struct ProcessEvent {
   enum class Kind { fork, exec, comm, exit };
   Kind kind = Kind::exit;
-  pid_t pid = 0;     // the process (fork: the new child)
-  pid_t parent = 0;  // fork: the process that forked
-  std::string comm;  // comm: its new name (prctl PR_SET_NAME)
-  ExitStatus status;  // exit: how it ended
+  pid_t pid = 0;                            // the process (fork: the new child)
+  pid_t parent = 0;                         // fork: the process that forked
+  std::string comm;                         // comm: its new name (prctl PR_SET_NAME)
+  ExitStatus status;                        // exit: how it ended
   std::chrono::steady_clock::time_point t;  // the kernel's stamp (CLOCK_MONOTONIC)
 };
 

@@ -100,6 +100,7 @@ struct SignalDisposition {
   bool caught = false;
   bool ignored = false;
 };
+
 std::optional<SignalDisposition> signal_disposition(pid_t pid, int signal);
 
 // The short name of a signal (glibc's sigabbrev_np): "TERM", "WINCH"; "37" when it has none.

@@ -112,10 +112,10 @@ struct GraceKill {
   std::string pod;
   int stop_signal = 15;
   record::Micros signal{0}, kill{0};
-  std::string ignored;          // why the signal did nothing, when the record says (else empty)
-  uint64_t served_after = 0;    // requests sent after the stop signal and answered
-  uint64_t cut = 0;             // requests in flight that the SIGKILL cut (grace-overrun)
-  record::Micros waited{0};     // from the deletion to the exit: what the rollout waited for it
+  std::string ignored;        // why the signal did nothing, when the record says (else empty)
+  uint64_t served_after = 0;  // requests sent after the stop signal and answered
+  uint64_t cut = 0;           // requests in flight that the SIGKILL cut (grace-overrun)
+  record::Micros waited{0};   // from the deletion to the exit: what kubelet waited for it
 };
 
 // The load summary, computed from the request records (or the sim's buckets).
