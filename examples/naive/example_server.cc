@@ -27,6 +27,14 @@ using Clock = std::chrono::steady_clock;
 
 class Server;
 
+// Dies by `signal`: its default action, or, where that is dropped (PID 1 of a PID namespace),
+// exit status 128 + signal, as a shell reports a death by that signal.
+void die_by_signal(int signal) {
+  std::signal(signal, SIG_DFL);
+  std::raise(signal);
+  std::_Exit(128 + signal);
+}
+
 // One client connection: HTTP/1.1 requests one after another, keep-alive.
 class Session : public std::enable_shared_from_this<Session> {
 public:
@@ -77,7 +85,12 @@ public:
           fmt::format("cannot listen on {}:{}: {}", options_.host, options_.port, ec.message()));
     }
     acceptor_.listen(asio::socket_base::max_listen_connections);
-    if (options_.on_sigterm != OnSigterm::exit_now) {  // else the default disposition kills it
+    if (options_.on_sigterm == OnSigterm::exit_now) {
+      // The default disposition would kill it, except as PID 1 of a container's PID namespace,
+      // where the kernel drops a signal that has no handler: die by it explicitly, as Go's
+      // runtime does for a server without signal.Notify.
+      std::signal(SIGTERM, die_by_signal);
+    } else {
       signals_.add(SIGTERM);
       signals_.add(SIGINT);
       signals_.async_wait([this](beast::error_code e, int) {

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <fstream>
 #include <map>
 
 #include <fmt/format.h>
@@ -31,6 +33,9 @@ constexpr int kFirstFree = 7;
 // Everything the forked processes need, prepared before fork(): after fork() in a multi-threaded
 // process only async-signal-safe calls are allowed, so no allocation happens there.
 struct Prepared {
+  Isolation isolation = Isolation::process_group;
+  std::string uid_map;  // "UID UID 1": the caller's ids mapped onto themselves
+  std::string gid_map;
   std::string path;
   std::vector<std::string> argv_storage;
   std::vector<std::string> env_storage;
@@ -63,6 +68,9 @@ Prepared prepare(const SpawnOptions& options) {
     throw Error("cannot run an empty command");
   }
   Prepared p;
+  p.isolation = options.isolation;
+  p.uid_map = fmt::format("{0} {0} 1", ::getuid());
+  p.gid_map = fmt::format("{0} {0} 1", ::getgid());
   p.path = resolve_in_path(options.argv[0]);
   p.argv_storage = options.argv;
   std::map<std::string, std::string> env;
@@ -115,11 +123,38 @@ void close_from(int first) {
   }
 }
 
+bool write_file(const char* path, const std::string& text) {
+  int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return false;
+  }
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  return ok;
+}
+
+// After fork(), async-signal-safe: makes the caller's next child PID 1 of a new PID namespace
+// (in a new user namespace when asked). Returns 0 or the errno of what failed.
+int enter_namespace(const Prepared& p) {
+  if (p.isolation == Isolation::pid_namespace) {
+    return ::unshare(CLONE_NEWPID) == 0 ? 0 : errno;
+  }
+  if (::unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0) {
+    return errno;
+  }
+  // Without a mapping the caller's files would read as owned by nobody and creating one fails.
+  bool mapped = write_file("/proc/self/setgroups", "deny")
+                && write_file("/proc/self/uid_map", p.uid_map)
+                && write_file("/proc/self/gid_map", p.gid_map);
+  return mapped ? 0 : (errno != 0 ? errno : EPERM);
+}
+
 // In the child, after fork(): becomes its own process group, dies with the keeper, execs.
 [[noreturn]] void exec_child(const Prepared& p, pid_t keeper) {
   ::setpgid(0, 0);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != keeper) {
+  // PID 1 of a namespace sees no parent (getppid() is 0): the check is for a process group.
+  if (p.isolation == Isolation::process_group && ::getppid() != keeper) {
     ::_exit(127);
   }
   sigset_t none;
@@ -156,6 +191,13 @@ void close_from(int first) {
     ::_exit(1);
   }
   pid_t self = ::getpid();
+  if (p.isolation != Isolation::process_group) {
+    if (int error = enter_namespace(p); error != 0) {
+      error = -error;  // negative: the namespace failed, not the exec
+      (void)!::write(kErrorFd, &error, sizeof error);
+      ::_exit(1);
+    }
+  }
   pid_t child = ::fork();
   if (child == 0) {
     exec_child(p, self);
@@ -259,6 +301,7 @@ Subprocess Subprocess::spawn(const SpawnOptions& options) {
   }
   Subprocess child;
   child.keeper_ = keeper;
+  child.isolation_ = options.isolation;
   child.status_fd_ = status_pipe[0];
   int exec_error = 0;
   bool failed = read_exact(error_pipe[0], &exec_error, sizeof exec_error);
@@ -269,6 +312,10 @@ Subprocess Subprocess::spawn(const SpawnOptions& options) {
   }
   if (failed) {
     child.wait();
+    if (exec_error < 0) {
+      throw Error(fmt::format("cannot run '{}' in {}: {}", name, describe(options.isolation),
+                              ::strerror(-exec_error)));
+    }
     throw Error(fmt::format("cannot run '{}': {}", name,
                             exec_error != 0 ? ::strerror(exec_error) : "the keeper process died"));
   }
@@ -279,6 +326,7 @@ Subprocess Subprocess::spawn(const SpawnOptions& options) {
 Subprocess::Subprocess(Subprocess&& other) noexcept
     : keeper_(std::exchange(other.keeper_, -1)),
       pid_(std::exchange(other.pid_, -1)),
+      isolation_(other.isolation_),
       status_fd_(std::exchange(other.status_fd_, -1)),
       status_(std::exchange(other.status_, std::nullopt)) {}
 
@@ -287,6 +335,7 @@ Subprocess& Subprocess::operator=(Subprocess&& other) noexcept {
     release();
     keeper_ = std::exchange(other.keeper_, -1);
     pid_ = std::exchange(other.pid_, -1);
+    isolation_ = other.isolation_;
     status_fd_ = std::exchange(other.status_fd_, -1);
     status_ = std::exchange(other.status_, std::nullopt);
   }
@@ -311,7 +360,7 @@ void Subprocess::release() {
 
 void Subprocess::send_signal(int signal) {
   if (pid_ > 0 && !status_) {
-    ::kill(-pid_, signal);
+    ::kill(isolation_ == Isolation::process_group ? -pid_ : pid_, signal);
   }
 }
 
@@ -342,6 +391,77 @@ std::optional<ExitStatus> Subprocess::read_status(bool block) {
   while (::waitpid(keeper_, nullptr, 0) < 0 && errno == EINTR) {
   }
   return status_;
+}
+
+std::string describe(Isolation isolation) {
+  switch (isolation) {
+    case Isolation::pid_namespace:
+      return "a PID namespace";
+    case Isolation::user_pid_namespace:
+      return "a user and PID namespace";
+    case Isolation::process_group:
+      break;
+  }
+  return "a process group";
+}
+
+namespace {
+
+// Whether a child can enter `isolation` and fork its PID 1 there.
+bool isolation_works(Isolation isolation) {
+  Prepared p;
+  p.isolation = isolation;
+  p.uid_map = fmt::format("{0} {0} 1", ::getuid());
+  p.gid_map = fmt::format("{0} {0} 1", ::getgid());
+  pid_t prober = ::fork();
+  if (prober == 0) {
+    if (enter_namespace(p) != 0) {
+      ::_exit(1);
+    }
+    pid_t init = ::fork();
+    if (init == 0) {
+      ::_exit(::getpid() == 1 ? 0 : 1);
+    }
+    int status = 0;
+    bool ok = init > 0 && ::waitpid(init, &status, 0) == init && WIFEXITED(status)
+              && WEXITSTATUS(status) == 0;
+    ::_exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  if (prober < 0) {
+    return false;
+  }
+  while (::waitpid(prober, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+}  // namespace
+
+Isolation probe_isolation() {
+  for (Isolation i : {Isolation::pid_namespace, Isolation::user_pid_namespace}) {
+    if (isolation_works(i)) {
+      return i;
+    }
+  }
+  return Isolation::process_group;
+}
+
+std::optional<SignalDisposition> signal_disposition(pid_t pid, int signal) {
+  std::ifstream in(fmt::format("/proc/{}/status", pid));
+  if (!in) {
+    return std::nullopt;
+  }
+  SignalDisposition d;
+  uint64_t bit = uint64_t{1} << (signal - 1);
+  for (std::string line; std::getline(in, line);) {
+    bool caught = line.starts_with("SigCgt:");
+    if (caught || line.starts_with("SigIgn:")) {
+      uint64_t mask = std::stoull(line.substr(7), nullptr, 16);
+      (caught ? d.caught : d.ignored) = (mask & bit) != 0;
+    }
+  }
+  return d;
 }
 
 std::string signal_name(int signal) {

@@ -19,12 +19,29 @@ struct ExitStatus {
   bool success() const { return exit_code == 0; }
 };
 
+// How a child is held. A PID namespace makes it PID 1 of its own, as in a container: the kernel
+// drops a signal PID 1 has no handler for, orphans are reparented to it, and its death (SIGKILL)
+// kills every process of the namespace.
+enum class Isolation {
+  process_group,       // its own process group only
+  pid_namespace,       // PID 1 of a new PID namespace (needs CAP_SYS_ADMIN: root)
+  user_pid_namespace,  // the same inside a new user namespace mapping only the caller's ids
+};
+
+// "a process group", "a PID namespace", "a user and PID namespace".
+std::string describe(Isolation isolation);
+
+// The strongest isolation this host allows, tried in a short-lived child: a PID namespace, else
+// one inside an unprivileged user namespace, else a process group. Safe with threads running.
+Isolation probe_isolation();
+
 // What to run and where its output goes.
 struct SpawnOptions {
   std::vector<std::string> argv;  // argv[0] is searched in PATH when it has no '/'
   std::vector<std::pair<std::string, std::string>> env;  // set on top of the inherited environment
   std::string stdout_path;                               // appended to; empty = /dev/null
   std::string stderr_path;  // appended to; empty = /dev/null; may equal stdout_path
+  Isolation isolation = Isolation::process_group;
 };
 
 // A child process in its own process group that cannot outlive this process, even when this
@@ -46,10 +63,13 @@ public:
   // Kills the process group with SIGKILL and reaps it if it still runs.
   ~Subprocess();
 
-  // The child's pid (also its process group id).
+  // The child's pid as this process sees it (also its process group id).
   pid_t pid() const { return pid_; }
 
-  // Sends `signal` to the child's whole process group; does nothing once it has been reaped.
+  Isolation isolation() const { return isolation_; }
+
+  // Sends `signal` to the child's whole process group, or in a PID namespace to its PID 1 only
+  // (as a container runtime does; SIGKILL of PID 1 ends the namespace). Does nothing once reaped.
   void send_signal(int signal);
   // Non-blocking: the status once the child has exited (reaped exactly once; later calls return
   // the same status), nullopt while it runs.
@@ -69,9 +89,19 @@ private:
 
   pid_t keeper_ = -1;
   pid_t pid_ = -1;
+  Isolation isolation_ = Isolation::process_group;
   int status_fd_ = -1;
   std::optional<ExitStatus> status_;
 };
+
+// Whether process `pid` has a handler for `signal` (SigCgt) or ignores it (SigIgn), read from
+// /proc/PID/status; nullopt when the process is gone. Both false: the default action.
+struct SignalDisposition {
+  bool caught = false;
+  bool ignored = false;
+};
+
+std::optional<SignalDisposition> signal_disposition(pid_t pid, int signal);
 
 // The short name of a signal (glibc's sigabbrev_np): "TERM", "WINCH"; "37" when it has none.
 std::string signal_name(int signal);

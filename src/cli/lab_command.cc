@@ -57,7 +57,7 @@ struct Flags {
   std::string rate = "200", connections = "64", method = "GET", path = "/", timeout = "10s";
   bool no_keepalive = false;
   bool keepalive = false;
-  std::string warmup = "2s", tail = "3s", ready_timeout = "30s", out;
+  std::string warmup = "2s", tail = "3s", ready_timeout = "30s", out, pid_namespace = "auto";
   bool demo = false;
   std::string router_only, listen = "127.0.0.1:0", backend;
   std::vector<std::string> kube_api;  // given: serve the API; one value: the address
@@ -130,6 +130,10 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--ready-timeout", f.ready_timeout, "wait this long for the first pods")
       ->capture_default_str();
   app.add_option("--out", f.out, "run folder (default: a new folder under $TMPDIR)");
+  app.add_option("--pid-namespace", f.pid_namespace,
+                 "auto: each pod's command is PID 1 of its own PID namespace, as in a container, "
+                 "where the host allows it | off: a plain process group")
+      ->capture_default_str();
   app.add_flag("--demo", f.demo, "naive, close-listener and graceful side by side");
   app.add_option("--router-only", f.router_only, "")->group("");  // bench/lab_overhead.sh
   app.add_option("--listen", f.listen, "")->group("");
@@ -257,6 +261,12 @@ lab::Options to_options(const CLI::App& app, const Flags& f) {
   o.tail = dur(f.tail, "--tail");
   o.ready_timeout = dur(f.ready_timeout, "--ready-timeout");
   o.out_dir = f.out;
+  if (f.pid_namespace != "auto" && f.pid_namespace != "off") {
+    throw Error(fmt::format("--pid-namespace: expected auto or off, got '{}'", f.pid_namespace));
+  }
+  if (f.pid_namespace == "off") {
+    o.isolation = Isolation::process_group;
+  }
   o.live = ::isatty(STDERR_FILENO) != 0;
   if (app.count("--kube-api") > 0) {
     o.kube_api = lab::KubeApiOptions{};

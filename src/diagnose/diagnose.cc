@@ -141,6 +141,50 @@ void measure_drain(const record::RunRecord& run, const Facts& facts, Diagnosis& 
   }
 }
 
+// Pods SIGKILLed at the end of their grace period after the stop signal: what the signal did not
+// do, what the kill cost in requests, and how long each took from its deletion to its exit.
+std::vector<GraceKill> grace_kills_of(const record::RunRecord& run, const Facts& facts,
+                                      const std::vector<RequestDiagnosis>& failures) {
+  std::vector<GraceKill> kills;
+  for (const PodLife& p : facts.pods()) {
+    bool killed_by_it = p.exit_signal && *p.exit_signal == SIGKILL;
+    if (!p.deletion || !p.signal || !p.kill || *p.kill < *p.signal || !killed_by_it) {
+      continue;
+    }
+    GraceKill k{p.name, p.stop_signal.value_or(SIGTERM), *p.signal, *p.kill, p.signal_ignored};
+    k.waited = p.exited.value_or(*p.kill) - *p.deletion;
+    for (const record::RequestRecord& r : run.requests) {
+      k.served_after += r.backend == p.name && !r.failed && r.sent && *r.sent >= *p.signal;
+    }
+    for (const RequestDiagnosis& f : failures) {
+      k.cut += f.hole == Hole::grace_overrun && run.requests[f.index].backend == p.name;
+    }
+    kills.push_back(std::move(k));
+  }
+  return kills;
+}
+
+// "; the stop signal did nothing at 3 pods: SIGKILL at the end of the grace period cut 0
+// requests, and each took up to 5.00 s from its deletion to its exit".
+std::string grace_kills_text(const std::vector<GraceKill>& kills) {
+  if (kills.empty()) {
+    return {};
+  }
+  uint64_t cut = 0;
+  Micros waited{0};
+  bool ignored = false;
+  for (const GraceKill& k : kills) {
+    cut += k.cut;
+    waited = std::max(waited, k.waited);
+    ignored = ignored || !k.ignored.empty();
+  }
+  return fmt::format(
+      "; {} at {} pod{}: SIGKILL at the end of the grace period cut {} request{}, and each "
+      "took up to {} from its deletion to its exit",
+      ignored ? "the stop signal did nothing" : "the drain outlasted the grace period",
+      kills.size(), kills.size() == 1 ? "" : "s", cut, cut == 1 ? "" : "s", duration_text(waited));
+}
+
 // The simulator attributes its failures itself: one summary per hole from the buckets.
 std::vector<HoleSummary> holes_of_buckets(const record::RunRecord& run) {
   std::vector<HoleSummary> holes;
@@ -296,7 +340,8 @@ Diagnosis diagnose(const record::RunRecord& run, const Options& options) {
   d.verdict = d.totals.failed == 0 ? Verdict::pass : Verdict::fail;
   d.rollout_related = std::any_of(d.holes.begin(), d.holes.end(),
                                   [](const HoleSummary& h) { return h.hole != Hole::unexplained; });
-  d.conclusion = conclusion_of(d, facts);
+  d.grace_kills = grace_kills_of(run, facts, d.failures);
+  d.conclusion = conclusion_of(d, facts) + grace_kills_text(d.grace_kills);
   return d;
 }
 

@@ -86,6 +86,13 @@ struct Propagation {
   record::Micros p50{0};
 };
 
+// The exit of one process of a pod other than its main one (a worker, a child).
+struct ProcessExit {
+  record::Micros t{0};
+  std::string process;  // "pid 1234 (python3)"
+  std::string status;   // "exit code 0", "killed by SIGTERM"
+};
+
 // One pod's life, from its events. Absent moments never happened in the record.
 struct PodLife {
   std::string name;
@@ -99,6 +106,19 @@ struct PodLife {
   // The engine's SIGKILL of a pod still running when the run ended (record::kEndOfRunKill): not a
   // grace kill, so never in `kill`, and its exit counts as an exit, not a kill.
   std::optional<record::Micros> end_of_run_kill;
+  std::string signal_ignored;  // why the stop signal did nothing (PID 1 without a handler), if so
+  std::vector<ProcessExit> process_exits;  // in time order
+};
+
+// A pod its stop signal did not stop: it was SIGKILLed at the end of the grace period.
+struct GraceKill {
+  std::string pod;
+  int stop_signal = 15;
+  record::Micros signal{0}, kill{0};
+  std::string ignored;        // why the signal did nothing, when the record says (else empty)
+  uint64_t served_after = 0;  // requests sent after the stop signal and answered
+  uint64_t cut = 0;           // requests in flight that the SIGKILL cut (grace-overrun)
+  record::Micros waited{0};   // from the deletion to the exit: what kubelet waited for it
 };
 
 // The load summary, computed from the request records (or the sim's buckets).
@@ -145,6 +165,7 @@ struct Diagnosis {
   std::vector<PodLife> pods;               // in order of creation
   std::vector<PodTraffic> traffic;         // per backend pod named by a request, pods order
   Propagation propagation;
+  std::vector<GraceKill> grace_kills;           // pods SIGKILLed at grace, pods order
   std::optional<record::Micros> longest_drain;  // what the fix for grace must cover
   std::string drain_evidence;                   // where longest_drain comes from
   // The longest stretch of consecutive failures, when the record has it (a load run's

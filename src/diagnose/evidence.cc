@@ -122,11 +122,43 @@ std::string deregistration_evidence(const Group& g, const Facts& facts) {
   return fmt::format("{} between {} and {}{}", what, from, to, top.others);
 }
 
+// The process exit (not the main one) that broke most of `requests` at `life`, if any did.
+const ProcessExit* breaking_exit(const PodLife& life,
+                                 const std::vector<const RequestRecord*>& requests) {
+  std::map<const ProcessExit*, size_t> counts;
+  for (const RequestRecord* r : requests) {
+    if (const ProcessExit* p = r->sent ? exit_that_broke(life, *r->sent, r->done) : nullptr) {
+      ++counts[p];
+    }
+  }
+  auto most = std::max_element(counts.begin(), counts.end(),
+                               [](const auto& a, const auto& b) { return a.second < b.second; });
+  return most == counts.end() ? nullptr : most->first;
+}
+
+// "when its process pid 12 (python3) exited at 4.20 s (killed by SIGTERM), 5.1 ms after SIGTERM,
+// 310 ms before its main process exited".
+std::string process_exit_text(const PodLife& life, const ProcessExit& p) {
+  std::string text =
+      fmt::format("when its process {} exited at {} ({})", p.process, seconds_text(p.t), p.status);
+  if (life.signal && p.t >= *life.signal) {
+    text += fmt::format(", {} after {}", duration_text(p.t - *life.signal),
+                        signal_full_name(life.stop_signal.value_or(SIGTERM)));
+  }
+  if (life.exited && *life.exited >= p.t) {
+    text += fmt::format(", {} before its main process exited", duration_text(*life.exited - p.t));
+  }
+  return text;
+}
+
 std::string no_drain_evidence(const Group& g, const Facts& facts) {
   TopPod top = top_pod(g);
   const PodLife* life = facts.pod(top.name);
   std::string how;
-  if (life && life->exited) {
+  const ProcessExit* process = life ? breaking_exit(*life, top.requests) : nullptr;
+  if (process) {
+    how = process_exit_text(*life, *process);
+  } else if (life && life->exited) {
     std::string status = life->exit_signal
                              ? fmt::format("killed by {}", signal_full_name(*life->exit_signal))
                              : fmt::format("exit code {}", life->exit_code.value_or(0));

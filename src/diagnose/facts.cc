@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "base/subprocess.h"
+
 namespace zerodrop::diagnose {
 namespace {
 
@@ -59,6 +61,17 @@ void apply_prestop(PodLife& life, const Event& e) {
   }
 }
 
+// "pid 12 (python3) killed by SIGTERM" -> its process and its status.
+ProcessExit process_exit(const Event& e) {
+  std::string status = e.signal ? "killed by " + signal_full_name(*e.signal)
+                                : fmt::format("exit code {}", e.exit_code.value_or(0));
+  std::string process = e.detail;
+  if (size_t at = process.rfind(" " + status); at != std::string::npos) {
+    process.erase(at);
+  }
+  return {e.t, process, status};
+}
+
 // Deletion first, so that the other moments can tell termination from liveness restarts.
 void apply_event(PodLife& life, const Event& e) {
   switch (e.kind) {
@@ -81,6 +94,14 @@ void apply_event(PodLife& life, const Event& e) {
       break;
     case EventKind::pod_exited:
       apply_exit(life, e);
+      break;
+    case EventKind::signal_ignored:
+      if (belongs_to_termination(life, e.t) && life.signal_ignored.empty()) {
+        life.signal_ignored = e.detail.empty() ? "the process ignored it" : e.detail;
+      }
+      break;
+    case EventKind::process_exited:
+      life.process_exits.push_back(process_exit(e));
       break;
     default:
       break;
@@ -253,6 +274,20 @@ bool killed_by_sigkill(const PodLife& life) {
   return life.exit_signal && *life.exit_signal == SIGKILL && !(life.end_of_run_kill && !life.kill);
 }
 
+const ProcessExit* exit_that_broke(const PodLife& life, Micros sent, Micros done) {
+  constexpr Micros kSlack{5'000};
+  const ProcessExit* found = nullptr;
+  for (const ProcessExit& p : life.process_exits) {
+    if (p.t >= sent && p.t <= done + kSlack) {
+      found = &p;
+    }
+  }
+  if (found && life.exited && *life.exited < found->t) {
+    return nullptr;  // the main process went first: its exit took the rest down
+  }
+  return found;
+}
+
 BackendState state_at(const PodLife& life, Micros t) {
   if (life.kill && t >= *life.kill) {
     return BackendState::killed;
@@ -260,8 +295,8 @@ BackendState state_at(const PodLife& life, Micros t) {
   if (life.exited && t >= *life.exited) {
     return killed_by_sigkill(life) ? BackendState::killed : BackendState::exited;
   }
-  if (life.signal && t >= *life.signal) {
-    return BackendState::after_signal;
+  if (life.signal && t >= *life.signal && life.signal_ignored.empty()) {
+    return BackendState::after_signal;  // a signal that did nothing leaves it terminating
   }
   if (life.deletion && t >= *life.deletion) {
     return BackendState::prestop;

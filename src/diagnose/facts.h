@@ -79,7 +79,13 @@ std::string duration_text(Micros d);
 // Whether SIGKILL ended the pod's process: a grace or liveness kill, not the end of the run.
 bool killed_by_sigkill(const PodLife& life);
 
-// What `life` was doing at `t` (see BackendState).
+// The exit of a process of `life` other than its main one that broke a request in flight from
+// `sent` to `done`: the latest such exit in [sent, done] (a few ms of slack: the kernel stamps
+// the exit after the process's sockets were closed), unless the main process exited before it.
+const ProcessExit* exit_that_broke(const PodLife& life, Micros sent, Micros done);
+
+// What `life` was doing at `t` (see BackendState). After a stop signal that did nothing
+// (`signal_ignored`) the pod is still `prestop`: terminating, not stopped, until its kill.
 BackendState state_at(const PodLife& life, Micros t);
 
 }  // namespace zerodrop::diagnose

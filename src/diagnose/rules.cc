@@ -122,11 +122,14 @@ std::string never_served(const PodLife& life) {
   return fmt::format("pod {} never answered a request successfully in this run", life.name);
 }
 
-// When the process stopped serving: its stop signal, else its kill, else its exit. Only called
-// for a pod whose state is after_signal or later, so one of them is set.
+// When the process stopped serving: its stop signal (unless it did nothing), else its kill, else
+// its exit. Only called for a pod whose state is after_signal or later, so one of them is set.
 Micros stop_time(const PodLife& life) {
   assert(life.signal || life.kill || life.exited);
-  return life.signal ? *life.signal : life.kill ? *life.kill : *life.exited;
+  if (life.signal && life.signal_ignored.empty()) {
+    return *life.signal;
+  }
+  return life.kill ? *life.kill : life.exited ? *life.exited : *life.signal;
 }
 
 // Whether the router refused this request's connection: its own record when the router joined
@@ -263,7 +266,8 @@ std::optional<RequestDiagnosis> stale_rule(const Case& c) {
 
 std::optional<RequestDiagnosis> in_flight_rule(const Case& c) {
   Micros end = c.life.exited.value_or(kNever);
-  std::optional<Micros> stop = c.life.signal ? c.life.signal : c.life.exited;
+  bool signalled = c.life.signal && c.life.signal_ignored.empty();  // a dropped one stops nothing
+  std::optional<Micros> stop = signalled ? c.life.signal : c.life.exited;
   if (!stop || !c.r.sent || !broke(c.r.outcome) || *c.r.sent >= end
       || c.r.done + kTolerance < *stop) {
     return std::nullopt;
@@ -273,6 +277,10 @@ std::optional<RequestDiagnosis> in_flight_rule(const Case& c) {
   }
   std::string how = c.life.exited ? fmt::format("when it exited at {}", seconds_text(end))
                                   : fmt::format("after its stop signal at {}", seconds_text(*stop));
+  if (const ProcessExit* p = exit_that_broke(c.life, *c.r.sent, c.r.done)) {
+    how = fmt::format("when its process {} exited at {} ({})", p->process, seconds_text(p->t),
+                      p->status);
+  }
   return make(c, Hole::no_drain, fmt::format("in flight at pod {}, broken {}", c.life.name, how));
 }
 
@@ -333,6 +341,12 @@ RequestDiagnosis state_rule(const Case& c) {
     case BackendState::killed:
       return stopped_rule(c);
     case BackendState::prestop:
+      if (!c.life.signal_ignored.empty()) {
+        return make(c, Hole::unexplained,
+                    fmt::format("{} at pod {} while it kept serving after its stop signal did "
+                                "nothing",
+                                record::to_string(c.r.outcome), c.life.name));
+      }
       return make(c, Hole::unexplained,
                   fmt::format("{} at pod {} during its preStop, before any signal",
                               record::to_string(c.r.outcome), c.life.name));

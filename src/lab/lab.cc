@@ -17,6 +17,8 @@
 #include "base/subprocess.h"
 #include "kubeapi/objects.h"
 #include "lab/endpoint_controller.h"
+#include "lab/not_ready.h"
+#include "lab/process_watch.h"
 #include "lab/recorder.h"
 #include "lab/traffic.h"
 
@@ -288,6 +290,9 @@ record::Scenario describe(const Options& o) {
   x["command"] = command;
   x["min_ready"] = format_duration(o.min_ready);
   x["stop_signal"] = "SIG" + signal_name(o.pod.stop_signal);
+  if (o.isolation) {
+    x["pod_isolation"] = describe(*o.isolation);
+  }
   x["liveness"] = o.pod.liveness.describe();
   x["nodes"] = std::to_string(o.nodes);
   x["propagation"] = o.propagation.to_string();
@@ -308,6 +313,24 @@ record::Scenario describe(const Options& o) {
   return s;
 }
 
+// The pods' isolation: the one asked for, else the strongest the host allows. Says once, on
+// stderr and in the record, when pods are not PID 1 of their own namespace.
+PodSpec isolated(const Options& o, Recorder& recorder) {
+  PodSpec pod = o.pod;
+  pod.isolation = o.isolation ? *o.isolation : probe_isolation();
+  if (pod.isolation == Isolation::process_group) {
+    std::string why = o.isolation ? "--pid-namespace off" : "this host allows no PID namespace";
+    std::string line = fmt::format(
+        "pods run as plain process groups ({}): unlike a container's PID 1, they die of a "
+        "signal they have no handler for, orphans are not theirs to reap, and only their "
+        "process group is killed at the end",
+        why);
+    std::fprintf(stderr, "zerodrop lab: %s\n", line.c_str());
+    recorder.pod_event(record::EventKind::note, "", line);
+  }
+  return pod;
+}
+
 Result run(const Options& o) {
   // The run folder, the routers (one per node) and the control plane.
   kube::RolloutLimits limits = kube::resolve_limits(o.max_surge, o.max_unavailable, o.replicas);
@@ -318,6 +341,7 @@ Result run(const Options& o) {
   }
   SteadyClock clock;
   Recorder recorder(result.out_dir, clock);
+  PodSpec pod = isolated(o, recorder);
   std::vector<std::unique_ptr<Router>> routers = start_routers(o, recorder);
   // The Kubernetes API, when asked, sees every event from here on: the pods' creation too.
   std::unique_ptr<LabApi> api;
@@ -329,8 +353,15 @@ Result run(const Options& o) {
     }
   }
   asio::io_context io;
+  std::string no_watch;
+  std::unique_ptr<ProcessWatch> processes = ProcessWatch::start(io, recorder, no_watch);
+  if (!processes) {
+    recorder.pod_event(record::EventKind::note, "",
+                       fmt::format("only each pod's main process is watched ({})", no_watch));
+  }
+  pod.processes = processes.get();
   EndpointController endpoints(recorder, raw(routers), o.propagation, o.seed);
-  DeploymentController cluster(io, recorder, o.pod, endpoints, limits, o.min_ready, ip_prefix());
+  DeploymentController cluster(io, recorder, pod, endpoints, limits, o.min_ready, ip_prefix());
   bool interrupted = false;
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](boost::system::error_code ec, int) { interrupted = !ec; });
@@ -342,8 +373,11 @@ Result run(const Options& o) {
       [&] { return interrupted || (cluster.all_ready() && clock.now() > endpoints.settled_at()); },
       o.ready_timeout);
   if (!ready) {
-    throw Error(fmt::format("the pods were not ready within {}; see their logs in {}/pods",
-                            format_duration(o.ready_timeout), result.out_dir));
+    record::RunRecord so_far = recorder.snapshot(describe(o), recorder.now());
+    throw Error(fmt::format(
+        "the pods were not ready within {}: {}", format_duration(o.ready_timeout),
+        why_not_ready(so_far.events, pod.readiness,
+                      [&](const std::string& name) { return recorder.pod_log(name); })));
   }
 
   // Send the load through the routers; warm up, act, wait for the rollout, then the tail.
@@ -359,7 +393,9 @@ Result run(const Options& o) {
   api.reset();  // clients see the run, not the lab's teardown
   cluster.kill_all(interrupted ? "interrupted: the lab kills its pods" : "the run ends");
   result.interrupted = interrupted;
-  result.run = recorder.snapshot(describe(o), end);
+  Options ran = o;
+  ran.isolation = pod.isolation;  // what the probe found
+  result.run = recorder.snapshot(describe(ran), end);
   return result;
 }
 

@@ -19,6 +19,8 @@ namespace zerodrop::lab {
 // Everything a lab run needs: the workload, the emulated cluster, the traffic and the action.
 struct Options {
   PodSpec pod;  // the command, port, preStop, grace, stop signal, probes
+  // How pods are held; nullopt: as PID 1 of a PID namespace when the host allows it (probed).
+  std::optional<Isolation> isolation;
   int replicas = 3;
   IntOrPercent max_surge = IntOrPercent::percent(25);        // of replicas, rounded up
   IntOrPercent max_unavailable = IntOrPercent::percent(25);  // of replicas, rounded down

@@ -10,15 +10,35 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/process_events.h"
 #include "base/subprocess.h"
 #include "base/timer.h"
 #include "lab/probe.h"
+#include "lab/process_watch.h"
 #include "lab/recorder.h"
 
 namespace zerodrop::lab {
 
 namespace asio = boost::asio;
 using record::EventKind;
+
+// Why `signal` will do nothing to the process's PID 1 (its command), nullopt when it acts: in a
+// PID namespace the kernel drops a signal PID 1 has no handler for; anywhere, an ignored one.
+std::optional<std::string> dropped_by_kernel(const Subprocess& process, int signal) {
+  std::optional<SignalDisposition> d = signal_disposition(process.pid(), signal);
+  if (!d || d->caught) {
+    return std::nullopt;
+  }
+  std::string who = process_name(process.pid());
+  if (d->ignored) {
+    return fmt::format("{} ignores {} (SIG_IGN)", who, signal_full_name(signal));
+  }
+  if (process.isolation() == Isolation::process_group || signal == SIGKILL) {
+    return std::nullopt;
+  }
+  return fmt::format("PID 1 ({}) has no handler for {}: the kernel drops it, as in a container",
+                     who, signal_full_name(signal));
+}
 
 struct Pod::Impl {
   Impl(asio::io_context& io_context, Recorder& r, const PodSpec& s, std::string n, std::string a,
@@ -89,7 +109,10 @@ struct Pod::Impl {
 
 void Pod::Impl::spawn() {
   std::vector<std::string> argv = expand_template(spec.command, ip, spec.port, name);
-  process = Subprocess::spawn({argv, target.env, target.log_path, target.log_path});
+  process = Subprocess::spawn({argv, target.env, target.log_path, target.log_path, spec.isolation});
+  if (spec.processes != nullptr) {
+    spec.processes->add(process->pid(), name);
+  }
   rec.pod_event(EventKind::pod_started, name, fmt::format("pid {}", process->pid()));
   watch = std::make_unique<asio::posix::stream_descriptor>(io, ::dup(process->status_fd()));
   arm_watch();
@@ -220,7 +243,14 @@ void Pod::Impl::send_stop(Duration prestop_spent) {
   e.signal = spec.stop_signal;
   e.detail = "stop signal SIG" + signal_name(spec.stop_signal);
   rec.event(e);
+  std::optional<std::string> dropped = dropped_by_kernel(*process, spec.stop_signal);
   process->send_signal(spec.stop_signal);
+  if (dropped) {
+    record::Event ignored = e;
+    ignored.kind = EventKind::signal_ignored;
+    ignored.detail = *dropped;
+    rec.event(ignored);
+  }
   Duration delay = kube::kill_delay(spec.grace, prestop_spent, spec.minimum_stop_grace);
   kill_timer.expires_after(delay);
   kill_timer.async_wait([this, alive = alive, delay](boost::system::error_code ec) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/duration.h"
+#include "base/subprocess.h"
 #include "kube/kubelet.h"
 #include "lab/spec.h"
 #include "record/run_record.h"
@@ -20,6 +21,7 @@ class io_context;
 namespace zerodrop::lab {
 
 class Recorder;
+class ProcessWatch;
 
 // What every pod of the workload runs and how kubelet treats it.
 struct PodSpec {
@@ -32,6 +34,9 @@ struct PodSpec {
   ProbeSpec liveness;
   Duration minimum_stop_grace = kube::kMinimumStopGrace;  // kubelet's 2 s; tests may not change it
   Duration restart_backoff = std::chrono::seconds(1);  // first restart delay, doubled up to 10 s
+  // PID 1 of its own PID namespace (as in a container) or a process group (see Isolation).
+  Isolation isolation = Isolation::process_group;
+  ProcessWatch* processes = nullptr;  // when set, records every exit of the pod's processes
 };
 
 // One pod: its process, its probes and kubelet's termination sequence. Lives on the control

@@ -32,8 +32,12 @@ record::Micros Recorder::since_start(Clock::time_point t) const {
 }
 
 void Recorder::event(record::Event event) {
+  event_at(clock_.now(), std::move(event));
+}
+
+void Recorder::event_at(Clock::time_point t, record::Event event) {
   std::lock_guard lock(mutex_);
-  event.t = now();
+  event.t = since_start(t);
   writer_.write(event);  // flushed at once: a killed lab still leaves its events on disk
   if (observer_) {
     observer_(event);

@@ -36,6 +36,8 @@ public:
   // Calls `observer` with every event recorded from now on, in order, under the recorder's
   // lock (so it must not call back into the recorder). Empty: no observer.
   void observe(std::function<void(const record::Event&)> observer);
+  // Records an event that happened at `t` (a time stamp from elsewhere, e.g. the kernel's).
+  void event_at(Clock::time_point t, record::Event event);
   // Shorthand for an event about a pod.
   void pod_event(record::EventKind kind, const std::string& pod, std::string detail = {});
   void request(record::RequestRecord request);

@@ -36,7 +36,9 @@ enum class EventKind : uint8_t {
   prestop_finished,
   prestop_failed,    // a failed preStop is an event; termination continues (detail: why)
   signal_sent,       // signal = the signal number (TERM, KILL, …)
+  signal_ignored,    // the signal sent did nothing: PID 1 has no handler, or it ignores it (why)
   pod_exited,        // exit_code or signal set
+  process_exited,    // another process of the pod exited (exit_code or signal; detail: pid, name)
   endpoint_changed,  // the endpoint controller changed the pod's conditions
   router_applied,    // router applied the pod's endpoint change (conditions as applied)
   router_refused,    // the router's connection to the pod's backend was refused (l4/l7)

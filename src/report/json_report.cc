@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/subprocess.h"
 #include "report/report.h"
 #include "report/timeline.h"
 
@@ -48,6 +49,17 @@ ordered_json event_json(const record::Event& e) {
     }
   }
   return j;
+}
+
+ordered_json grace_kill_json(const diagnose::GraceKill& k) {
+  return {{"pod", k.pod},
+          {"stop_signal", signal_full_name(k.stop_signal)},
+          {"signal_s", secs(k.signal)},
+          {"kill_s", secs(k.kill)},
+          {"signal_ignored", k.ignored.empty() ? json(nullptr) : json(k.ignored)},
+          {"served_after_signal", k.served_after},
+          {"cut", k.cut},
+          {"waited_s", secs(k.waited)}};
 }
 
 ordered_json phases_json(const std::array<uint64_t, diagnose::kPhaseCount>& counts) {
@@ -186,6 +198,10 @@ void write_json(std::ostream& out, const record::RunRecord& run, const diagnose:
   j["propagation"] = propagation_json(d.propagation);
   j["longest_drain_s"] = optional_secs(d.longest_drain);
   j["drain_evidence"] = d.drain_evidence;
+  j["grace_kills"] = ordered_json::array();
+  for (const diagnose::GraceKill& k : d.grace_kills) {
+    j["grace_kills"].push_back(grace_kill_json(k));
+  }
   j["holes"] = ordered_json::array();
   for (const diagnose::HoleSummary& h : d.holes) {
     j["holes"].push_back(hole_json(h));

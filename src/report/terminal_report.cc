@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "base/subprocess.h"
 #include "base/text.h"
 #include "report/report.h"
 #include "report/timeline.h"
@@ -147,6 +148,27 @@ void print_propagation(std::ostream& out, const Diagnosis& d, const Style& s) {
                   "deletion (router {}, pod {})",
                   p.samples.size(), seconds(p.p50), seconds(p.max), longest->router, longest->pod),
       "  ", s.width);
+}
+
+// The pods the stop signal did not stop: SIGKILLed at the end of the grace period.
+void print_grace_kills(std::ostream& out, const Diagnosis& d, const Style& s) {
+  if (d.grace_kills.empty()) {
+    return;
+  }
+  out << '\n' << s.bold("Killed at the end of the grace period") << '\n';
+  for (const diagnose::GraceKill& k : d.grace_kills) {
+    std::string signal = signal_full_name(k.stop_signal);
+    std::string what =
+        k.ignored.empty()
+            ? fmt::format("{} at {} s did not stop it in time", signal, seconds(k.signal))
+            : fmt::format("{} at {} s did nothing ({})", signal, seconds(k.signal), k.ignored);
+    out << wrap(fmt::format("pod {}: {}; it answered {} request{} sent after it; SIGKILL at {} s "
+                            "cut {} request{} in flight (grace-overrun); it took {} s from its "
+                            "deletion to its exit",
+                            k.pod, what, k.served_after, k.served_after == 1 ? "" : "s",
+                            seconds(k.kill), k.cut, k.cut == 1 ? "" : "s", seconds(k.waited)),
+                "  ", s.width);
+  }
 }
 
 // `same_as` names an earlier hole whose fix had the same manifest change (printed once).
@@ -293,6 +315,7 @@ void print_terminal(std::ostream& out, const record::RunRecord& run, const Diagn
   print_load(out, d, style);
   print_pods(out, d, style);
   print_propagation(out, d, style);
+  print_grace_kills(out, d, style);
   print_holes(out, d, style);
   print_timeline(out, run, d, style);
 }

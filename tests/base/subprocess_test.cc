@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -163,6 +164,106 @@ TEST(Subprocess, NoChildOutlivesASpawnerKilledWithSigkill) {
   ::kill(spawner, SIGKILL);
   ::waitpid(spawner, nullptr, 0);
   EXPECT_TRUE(wait_until_gone(group));
+}
+
+// The namespace this host allows; the tests below need one (root or user namespaces).
+std::optional<Isolation> namespaced() {
+  Isolation i = probe_isolation();
+  return i == Isolation::process_group ? std::nullopt : std::optional<Isolation>(i);
+}
+
+// Waits until `path` holds `text` (a child wrote it), at most 10 s.
+bool wait_for_text(const fs::path& path, const std::string& text) {
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (slurp(path) != text && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(5ms);
+  }
+  return slurp(path) == text;
+}
+
+TEST(Subprocess, InAPidNamespaceTheCommandIsPid1) {
+  auto isolation = namespaced();
+  if (!isolation) {
+    GTEST_SKIP() << "this host allows no PID namespace";
+  }
+  fs::path dir = temp_dir();
+  SpawnOptions options{{"sh", "-c", "echo $$"}, {}, (dir / "out.log").string(), ""};
+  options.isolation = *isolation;
+  Subprocess child = Subprocess::spawn(options);
+  EXPECT_EQ(child.isolation(), *isolation);
+  EXPECT_TRUE(child.wait().success());
+  EXPECT_EQ(slurp(dir / "out.log"), "1\n");
+  fs::remove_all(dir);
+}
+
+// A shell signals itself: as PID 1 without a handler it survives; in a process group it dies.
+TEST(Subprocess, Pid1WithoutAHandlerDropsTheSignal) {
+  auto isolation = namespaced();
+  if (!isolation) {
+    GTEST_SKIP() << "this host allows no PID namespace";
+  }
+  SpawnOptions options{{"sh", "-c", "kill -TERM $$; exit 7"}};
+  options.isolation = *isolation;
+  EXPECT_EQ(Subprocess::spawn(options).wait().exit_code, 7);
+  options.isolation = Isolation::process_group;
+  EXPECT_EQ(Subprocess::spawn(options).wait().signal, SIGTERM);
+}
+
+// A process that left the process group (setsid) still dies with its namespace's PID 1.
+TEST(Subprocess, SigkillOfPid1EndsTheWholeNamespace) {
+  auto isolation = namespaced();
+  if (!isolation) {
+    GTEST_SKIP() << "this host allows no PID namespace";
+  }
+  fs::path dir = temp_dir();
+  SpawnOptions options{{"sh", "-c", "setsid sh -c 'echo started; exec sleep 30' & wait"},
+                       {},
+                       (dir / "out.log").string(),
+                       ""};
+  options.isolation = *isolation;
+  Subprocess child = Subprocess::spawn(options);
+  ASSERT_TRUE(wait_for_text(dir / "out.log", "started\n"));
+  pid_t escaped = 0;  // the setsid child: its own session and group, PID 1 its parent
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line) || line.rfind(')') == std::string::npos) {
+      continue;
+    }
+    std::istringstream rest(line.substr(line.rfind(')') + 2));
+    char state = 0;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == child.pid()) {
+      escaped = std::stoi(entry.path().filename().string());
+    }
+  }
+  ASSERT_GT(escaped, 0);
+  ASSERT_EQ(::getpgid(escaped), escaped);
+  child.send_signal(SIGKILL);
+  EXPECT_EQ(child.wait().signal, SIGKILL);
+  EXPECT_TRUE(wait_until_gone(escaped));  // a session leader: its group is its pid
+  fs::remove_all(dir);
+}
+
+TEST(Subprocess, ReadsASignalsDisposition) {
+  fs::path dir = temp_dir();
+  Subprocess child = Subprocess::spawn(
+      {{"sh", "-c", "trap '' TERM; trap 'true' USR1; echo ready; while :; do sleep 1; done"},
+       {},
+       (dir / "out.log").string(),
+       ""});
+  ASSERT_TRUE(wait_for_text(dir / "out.log", "ready\n"));
+  std::optional<SignalDisposition> term = signal_disposition(child.pid(), SIGTERM);
+  std::optional<SignalDisposition> usr1 = signal_disposition(child.pid(), SIGUSR1);
+  ASSERT_TRUE(term && usr1);
+  EXPECT_TRUE(term->ignored);
+  EXPECT_FALSE(term->caught);
+  EXPECT_TRUE(usr1->caught);
+  child.send_signal(SIGKILL);
+  child.wait();
+  EXPECT_FALSE(signal_disposition(child.pid(), SIGTERM));  // reaped: gone
+  fs::remove_all(dir);
 }
 
 TEST(Subprocess, SignalNames) {
