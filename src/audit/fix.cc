@@ -179,7 +179,7 @@ void plan_new_pdb(const Workload& w, Plan& plan) {
   const kube::Labels& match =
       w.selector.match_labels.empty() ? w.pod_labels : w.selector.match_labels;
   plan.extra_docs.push_back(fmt::format(
-      "# apply: kubectl apply -f FILE (a new object)\n"
+      "# a new object\n# apply: kubectl apply -f FILE\n"
       "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: {}\n{}spec:\n  "
       "maxUnavailable: 1\n  selector:\n    matchLabels:\n{}",
       quote(w.meta.name + "-pdb"), namespace_line(w.meta), labels_yaml(match, 6)));

@@ -113,8 +113,8 @@ json shape_of(const kube::Workload& w) {
   }
   const kube::Strategy& s = w.strategy;
   if (s.marks.self.line != 0) {
-    bool update = w.kind == kube::WorkloadKind::stateful_set
-                  || w.kind == kube::WorkloadKind::daemon_set;
+    bool update =
+        w.kind == kube::WorkloadKind::stateful_set || w.kind == kube::WorkloadKind::daemon_set;
     json& strategy = shape["spec"][update ? "updateStrategy" : "strategy"] = json::object();
     for (const char* key : {"rollingUpdate", "canary"}) {
       if (s.marks.has(key)) {

@@ -93,6 +93,7 @@ private:
     uint64_t value;
     size_t first_pair;  // its pair hashes: pairs_[first_pair .. next entry's first_pair)
   };
+
   static constexpr uint64_t kNoPair = 0;
 
   void file_pending() const;

@@ -143,17 +143,16 @@ void check_grace(const WorkloadView& view, Phases hooks, const Options& o, Findi
   kube::Mark at = w.marks.has("pod.terminationGracePeriodSeconds")
                       ? w.marks.at("pod.terminationGracePeriodSeconds")
                       : w.marks.at("pod.spec");
+  std::string sidecar_phase =
+      hooks.sidecar > 0
+          ? fmt::format("sidecar preStop {}s (after the main containers) + ", hooks.sidecar)
+          : "";
   Finding f = make_finding(
       id::kGraceTooShort, w, nullptr, at,
       fmt::format("terminationGracePeriodSeconds {}{} is below preStop {}s + drain {}s ({}) + "
                   "{}margin {}s = {}s: SIGKILL at {}s cuts the drain",
                   grace, w.termination_grace_period_seconds ? "" : " (default)", hooks.main,
-                  drain.seconds, drain.source,
-                  hooks.sidecar > 0
-                      ? fmt::format("sidecar preStop {}s (after the main containers) + ",
-                                    hooks.sidecar)
-                      : "",
-                  margin, needed, grace),
+                  drain.seconds, drain.source, sidecar_phase, margin, needed, grace),
       fmt::format("set terminationGracePeriodSeconds: {}",
                   wanted_grace_seconds(pre_stop, drain.seconds, o)));
   // The hook alone reaching the grace period is certain; the drain part is an estimate.
@@ -200,8 +199,7 @@ Findings check_termination(const WorkloadView& view, const Options& o) {
       if (!c.sidecar && hook.works) {
         serving_through = std::max(serving_through, hook.delay);
       }
-    } else if (view.serving[i]
-               && !(c.sidecar && serving_through >= to_seconds(o.propagation))) {
+    } else if (view.serving[i] && !(c.sidecar && serving_through >= to_seconds(o.propagation))) {
       check_missing(view, i, o, out);
     }
   }

@@ -22,8 +22,9 @@ std::vector<uint64_t> found(const SelectorIndex& index, std::string_view ns,
 TEST(SelectorIndex, SelectorsSharingTheirFirstPairAreFiledUnderTheirOwn) {
   SelectorIndex index;
   for (int i = 0; i < 1000; ++i) {
-    index.add("shop", {{"app.kubernetes.io/instance", "shop"},
-                       {"app.kubernetes.io/name", "svc-" + std::to_string(i)}},
+    index.add("shop",
+              {{"app.kubernetes.io/instance", "shop"},
+               {"app.kubernetes.io/name", "svc-" + std::to_string(i)}},
               static_cast<uint64_t>(i));
   }
   kube::Labels pod = {{"app.kubernetes.io/instance", "shop"},
@@ -85,9 +86,9 @@ TEST(RoutingIndex, CandidatesSkipTheAuditedFileAndOtherNamespaces) {
   std::vector<uint64_t> out;
   index.candidates(workload("team-3", "web", {{"app", "web"}}), 1, out);
   std::sort(out.begin(), out.end());
-  EXPECT_EQ(out, (std::vector<uint64_t>{DocumentRef{0, 3}.packed(), DocumentRef{0, 1003}.packed(),
-                                        DocumentRef{2, 3}.packed(),
-                                        DocumentRef{2, 1003}.packed()}));
+  EXPECT_EQ(out,
+            (std::vector<uint64_t>{DocumentRef{0, 3}.packed(), DocumentRef{0, 1003}.packed(),
+                                   DocumentRef{2, 3}.packed(), DocumentRef{2, 1003}.packed()}));
 }
 
 // The Cluster matches exactly what the index offers: 2,000 Services of one Helm release, one

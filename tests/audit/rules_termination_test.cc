@@ -202,16 +202,17 @@ std::vector<std::string> missing_in(const Report& r) {
 
 TEST(TerminationRules, SidecarServesThroughTheMainContainersPreStop) {
   auto audit = [](const std::string& main_hook, const std::string& image = "web:1") {
-    return audit_text(service("proxy") + deployment(container_with(main_hook, image), "",
-                                                     with_sidecar()));
+    return audit_text(service("proxy")
+                      + deployment(container_with(main_hook, image), "", with_sidecar()));
   };
   EXPECT_TRUE(missing_in(audit("          lifecycle: {preStop: {sleep: {seconds: 5}}}\n")).empty());
   EXPECT_EQ(missing_in(audit("          lifecycle: {preStop: {sleep: {seconds: 2}}}\n")),
             std::vector<std::string>{"proxy"})
       << "2 s is shorter than the propagation";
-  EXPECT_EQ(missing_in(audit("          lifecycle: {preStop: {exec: {command: [sh, -c, sleep 9]}}}\n",
-                             "gcr.io/distroless/static")),
-            std::vector<std::string>{"proxy"})
+  EXPECT_EQ(
+      missing_in(audit("          lifecycle: {preStop: {exec: {command: [sh, -c, sleep 9]}}}\n",
+                       "gcr.io/distroless/static")),
+      std::vector<std::string>{"proxy"})
       << "a hook that cannot run covers nothing";
   EXPECT_EQ(missing_in(audit("")), std::vector<std::string>{"proxy"});
 }
@@ -220,8 +221,8 @@ TEST(TerminationRules, GraceAddsTheSidecarPhaseAfterTheMainOne) {
   std::string sidecar = with_sidecar("          lifecycle: {preStop: {sleep: {seconds: 5}}}\n");
   std::string main = container_with("          lifecycle: {preStop: {sleep: {seconds: 5}}}\n");
   auto found = with_rule(
-      audit_text(service() + deployment(main, "",
-                                        "      terminationGracePeriodSeconds: 14\n" + sidecar)),
+      audit_text(service()
+                 + deployment(main, "", "      terminationGracePeriodSeconds: 14\n" + sidecar)),
       id::kGraceTooShort);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_NE(found[0].message.find("preStop 5s + drain 5s (--drain-seconds) + sidecar preStop 5s "
@@ -232,7 +233,8 @@ TEST(TerminationRules, GraceAddsTheSidecarPhaseAfterTheMainOne) {
 }
 
 TEST(TerminationRules, DeliberateZeroGraceWithoutServiceIsNotFlagged) {
-  std::string hook = container_with("          lifecycle: {preStop: {exec: {command: [sleep, \"3\"]}}}\n");
+  std::string hook =
+      container_with("          lifecycle: {preStop: {exec: {command: [sleep, \"3\"]}}}\n");
   std::string zero = deployment(hook, "", "      terminationGracePeriodSeconds: 0\n");
   EXPECT_FALSE(has(audit_text(zero), id::kGraceTooShort));
   EXPECT_TRUE(has(audit_text(service() + zero), id::kGraceTooShort)) << "traffic is cut";

@@ -20,7 +20,7 @@ KUBECTL, PATCHES, OUT, ROOT = sys.argv[1:5]
 HEAD = re.compile(r"^# zerodrop --fix: (\S+) (\S+) \((.+):(\d+)\)$")
 APPLY = re.compile(r"^# apply: kubectl patch ([^/ ]+)/(\S+)(?: -n (\S+))? --type=(\w+) "
                    r"--patch-file=FILE$")
-NEW = re.compile(r"^# apply: kubectl apply -f FILE \(a new object\)$")
+NEW = re.compile(r"^# apply: kubectl apply -f FILE$")
 
 
 def kubectl(*args):
