@@ -34,6 +34,24 @@ Finding problem_finding(const kube::LoadProblem& p) {
   return f;
 }
 
+// Said at info level: without client traffic there is no request a rollout could drop.
+Finding no_traffic_finding(const WorkloadView& view) {
+  const kube::Workload& w = *view.workload;
+  if (view.scraped_by.empty()) {
+    return make_finding(
+        rule_id::kNoTraffic, w, nullptr, w.meta.marks.self,
+        "no Service selects its pods: preStop, readiness and capacity rules skipped",
+        "nothing to do if it takes no traffic; otherwise check the Service's selector");
+  }
+  return make_finding(
+      rule_id::kNoTraffic, w, nullptr, w.meta.marks.self,
+      fmt::format("only Prometheus scrapes reach its pods ({}): a missed scrape is no dropped "
+                  "request, so preStop, readiness and capacity rules are skipped",
+                  fmt::join(view.scraped_by, "; ")),
+      "nothing to do; if clients do call this Service, name its port after what it serves "
+      "(e.g. http) rather than metrics");
+}
+
 Findings run_rules(const WorkloadView& view, const Options& options) {
   const kube::Workload& w = *view.workload;
   if (w.runs_to_completion()) {
@@ -43,11 +61,7 @@ Findings run_rules(const WorkloadView& view, const Options& options) {
   Findings probes = check_probes(view, options);
   out.insert(out.end(), probes.begin(), probes.end());
   if (!view.takes_traffic()) {
-    out.push_back(make_finding(
-        rule_id::kNoTraffic, w, nullptr, w.meta.marks.self,
-        fmt::format("no Service selects its pods: preStop, readiness and capacity rules "
-                    "skipped"),
-        "nothing to do if it takes no traffic; otherwise check the Service's selector"));
+    out.push_back(no_traffic_finding(view));
     return out;
   }
   Findings capacity = check_capacity(view, options);

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "audit/traffic.h"
+
 namespace zerodrop::audit {
 namespace {
 
@@ -102,11 +104,18 @@ T& keep(std::deque<T>& store, const T& object) {
 }
 
 // Services are the most numerous (about one per workload): only what matching and the rules
-// read is kept (name, namespace, selector, ports without positions), about a third of a copy.
+// read is kept (name, namespace, labels and prometheus.io annotations for what scrapes it,
+// selector, ports without positions).
 kube::Service& keep(std::deque<kube::Service>& store, const kube::Service& s) {
   kube::Service& copy = store.emplace_back();
   copy.meta.name = s.meta.name;
   copy.meta.namespace_name = s.meta.namespace_name;
+  copy.meta.labels = s.meta.labels;
+  for (const auto& [key, value] : s.meta.annotations) {
+    if (key.starts_with("prometheus.io/")) {
+      copy.meta.annotations.emplace(key, value);
+    }
+  }
   copy.selector = s.selector;
   copy.ports.reserve(s.ports.size());
   for (const kube::ServicePort& port : s.ports) {
@@ -129,6 +138,8 @@ void Cluster::add(const kube::Object& object) {
   } else if (const auto* hpa = std::get_if<kube::HorizontalPodAutoscaler>(&object)) {
     const kube::HorizontalPodAutoscaler& h = keep(hpas_, *hpa);
     hpas_by_target_[target_key(h.meta.namespace_name, h.target_kind, h.target_name)] = &h;
+  } else if (const auto* monitor = std::get_if<kube::ServiceMonitor>(&object)) {
+    keep(monitors_, *monitor);
   } else if (const auto* ingress = std::get_if<kube::Ingress>(&object)) {
     const kube::Ingress& in = keep(ingresses_, *ingress);
     for (const kube::IngressBackend& b : in.backends) {
@@ -172,9 +183,28 @@ WorkloadView Cluster::view_of(const Workload& w) const {
       view.hpa = it->second;
     }
   }
+  // Services that carry only Prometheus scrapes send no client a request.
+  std::erase_if(view.services, [&](const kube::Service* s) {
+    std::string why = scrape_only(*s, w, scrapers_of(*s));
+    if (why.empty()) {
+      return false;
+    }
+    view.scraped_by.push_back(std::move(why));
+    return true;
+  });
   find_serving(view);
   find_http(view);
   return view;
+}
+
+std::vector<const kube::ServiceMonitor*> Cluster::scrapers_of(const kube::Service& s) const {
+  std::vector<const kube::ServiceMonitor*> out;
+  for (const kube::ServiceMonitor& m : monitors_) {
+    if (monitors(m, s)) {
+      out.push_back(&m);
+    }
+  }
+  return out;
 }
 
 void Cluster::find_serving(WorkloadView& view) const {
@@ -188,7 +218,11 @@ void Cluster::find_serving(WorkloadView& view) const {
                                  const kube::Ingress& in = ingresses_[i];
                                  ingress = ingress || same_namespace(in.meta, s->meta);
                                });
+    std::vector<const kube::ServiceMonitor*> scrapers = scrapers_of(*s);
     for (const kube::ServicePort& port : s->ports) {
+      if (!scrape_port(*s, port, w, scrapers).empty()) {
+        continue;  // a metrics port beside client ports (an exporter or kube-rbac-proxy sidecar)
+      }
       // A port number no container declares still reaches the main container (declaring is
       // optional); a name no container declares reaches none (no endpoint for that port).
       auto index = container_of(w, port.target_port);

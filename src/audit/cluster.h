@@ -16,7 +16,9 @@ namespace zerodrop::audit {
 // What other objects say about one workload: who routes to it, who scales it, who guards it.
 struct WorkloadView {
   const kube::Workload* workload = nullptr;
-  std::vector<const kube::Service*> services;  // Services selecting its pods
+  std::vector<const kube::Service*> services;  // Services selecting its pods for clients
+  // Services selecting its pods that carry only Prometheus scrapes: why, one line each.
+  std::vector<std::string> scraped_by;
   const kube::HorizontalPodAutoscaler* hpa = nullptr;
   std::vector<const kube::PodDisruptionBudget*> pdbs;  // PDBs selecting its pods
   std::vector<bool> serving;                           // per container: receives Service traffic
@@ -44,8 +46,9 @@ public:
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
 
-  // Keeps a copy of a Service, PodDisruptionBudget, HorizontalPodAutoscaler or Ingress (without
-  // the labels and annotations no rule reads); any other object is ignored.
+  // Keeps a copy of a Service, PodDisruptionBudget, HorizontalPodAutoscaler, Ingress or
+  // ServiceMonitor (without the labels and annotations no rule reads); any other object is
+  // ignored.
   void add(const kube::Object& object);
 
   WorkloadView view_of(const kube::Workload& w) const;
@@ -57,12 +60,14 @@ public:
 private:
   void find_serving(WorkloadView& view) const;
   void find_http(WorkloadView& view) const;
+  std::vector<const kube::ServiceMonitor*> scrapers_of(const kube::Service& s) const;
 
   // Deques: the views point into them, and adding must not move what is already there.
   std::deque<kube::Service> services_;
   std::deque<kube::PodDisruptionBudget> pdbs_;
   std::deque<kube::HorizontalPodAutoscaler> hpas_;
   std::deque<kube::Ingress> ingresses_;
+  std::deque<kube::ServiceMonitor> monitors_;  // few: scanned for every Service
   // Positions in the deques above.
   SelectorIndex services_by_selector_;
   SelectorIndex pdbs_by_selector_;

@@ -84,6 +84,9 @@ void RoutingIndex::add(DocumentRef where, const kube::Object& object) {
   } else if (const auto* h = std::get_if<kube::HorizontalPodAutoscaler>(&object)) {
     by_target_.add(h->meta.namespace_name, pair_hash(h->target_kind, h->target_name), at);
     ++entries_;
+  } else if (std::holds_alternative<kube::ServiceMonitor>(object)) {
+    scanned_.push_back(at);  // it selects Services, not pods: every workload may need it
+    ++entries_;
   } else if (const auto* in = std::get_if<kube::Ingress>(&object)) {
     for (const kube::IngressBackend& b : in->backends) {
       by_service_.add(in->meta.namespace_name, pair_hash("", b.service), at);
@@ -108,6 +111,7 @@ void RoutingIndex::candidates(const kube::Workload& w, uint32_t skip,
     }
   });
   by_target_.find(ns, pair_hash(w.meta.kind, w.meta.name), keep);
+  std::for_each(scanned_.begin(), scanned_.end(), keep);
 }
 
 }  // namespace zerodrop::audit

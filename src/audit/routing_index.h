@@ -117,9 +117,9 @@ struct DocumentRef {
   }
 };
 
-// What a streamed audit keeps of every Service, PodDisruptionBudget, HorizontalPodAutoscaler
-// and Ingress between its two passes: not the object, only where it is and hashes of what it
-// matches on (tens of bytes each). For a workload it names the documents that may hold an
+// What a streamed audit keeps of every Service, PodDisruptionBudget, HorizontalPodAutoscaler,
+// Ingress and ServiceMonitor between its two passes: not the object, only where it is and hashes
+// of what it matches on (tens of bytes each). For a workload it names the documents that may hold an
 // object routing to, guarding or scaling it: a superset (hash collisions), which the Cluster
 // built from those documents then matches exactly.
 class RoutingIndex {
@@ -141,6 +141,7 @@ private:
 
   std::vector<LabelEntry> labelled_;  // Services and PDBs
   SelectorIndex by_selector_;         // index into labelled_
+  std::vector<uint64_t> scanned_;     // ServiceMonitors: they select Services, not pods
   NamespacedMultimap by_target_;      // HPAs by target kind and name
   NamespacedMultimap by_service_;     // Ingresses by backend Service
   size_t entries_ = 0;

@@ -66,8 +66,9 @@ constexpr std::array kRules = {
              "a PodDisruptionBudget that allows no eviction at all",
              "node drains hang until someone deletes the PDB by hand, then evict without it"},
     RuleInfo{id::kNoTraffic, std::nullopt, Severity::info,
-             "no Service selects the workload: traffic rules skipped",
-             "a workload that takes no traffic through a Service cannot drop its requests"},
+             "no Service sends the workload client traffic (none selects it, or only metrics "
+             "Services do): traffic rules skipped",
+             "a workload that takes no client traffic through a Service cannot drop requests"},
     RuleInfo{id::kInvalidManifest, std::nullopt, Severity::error,
              "the input is not valid YAML or not a valid Kubernetes object",
              "what cannot be read cannot be audited (nor applied)"},

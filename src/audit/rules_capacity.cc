@@ -3,6 +3,7 @@
 
 #include "audit/rule.h"
 #include "audit/rules.h"
+#include "audit/traffic.h"
 #include "base/parse.h"
 #include "kube/rollout.h"
 
@@ -29,6 +30,9 @@ void check_replicas(const WorkloadView& view, Findings& out) {
   int64_t floor = view.replica_floor();
   if (floor >= 2 || (w.replicas && *w.replicas == 0)) {
     return;  // replicas: 0 is a deliberate scale-to-zero
+  }
+  if (!runs_alone(w, floor).empty()) {
+    return;  // more replicas are no fix for what must run as one pod
   }
   std::string fix = "set spec.replicas: 2 (or more)";
   Finding f = make_finding(id::kTooFewReplicas, w, nullptr, w.marks.at("spec.replicas"), "", "");
@@ -85,6 +89,9 @@ void check_full_outage(const WorkloadView& view, Findings& out) {
   const Workload& w = *view.workload;
   const kube::Strategy& s = w.strategy;
   if (s.type == "Recreate" && w.kind == kube::WorkloadKind::deployment) {
+    if (!runs_alone(w, view.replica_floor()).empty()) {
+      return;  // two pods must never run together: the outage is the price, not a hole
+    }
     out.push_back(make_finding(
         id::kRecreateOutage, w, nullptr, s.marks.at("type"),
         "strategy Recreate stops every pod before the new ones start: each rollout is a full "
@@ -158,7 +165,10 @@ void check_pdbs(const WorkloadView& view, Findings& out) {
                     "hang",
                     p->meta.name, policy, replicas),
         replicas >= 2 ? "set maxUnavailable: 1 in the PodDisruptionBudget"
-                      : "run 2 or more replicas, then set maxUnavailable: 1");
+        : runs_alone(w, replicas).empty()
+            ? "run 2 or more replicas, then set maxUnavailable: 1"
+            : "it must run as one pod: set maxUnavailable: 1 and accept the restart a drain "
+              "brings");
     f.file = p->meta.file;
     out.push_back(std::move(f));
   }

@@ -119,6 +119,9 @@ void check_identical(const Workload& w, const Container& c, Findings& out) {
   if (!same_handler(c, ready.handler, live.handler)) {
     return;
   }
+  if (ready.handler.kind == HandlerKind::tcp_socket) {
+    return;  // a process cannot fail a connect on purpose without closing the port to both
+  }
   std::string note;
   if (ready.failure_threshold != live.failure_threshold
       || ready.period_seconds != live.period_seconds) {

@@ -55,13 +55,22 @@ struct Ingress {
   std::vector<IngressBackend> backends;
 };
 
+// A Prometheus Operator ServiceMonitor (monitoring.coreos.com): the Services it scrapes, by label.
+struct ServiceMonitor {
+  Meta meta;
+  LabelSelector selector;               // of Services, not pods
+  bool any_namespace = false;           // namespaceSelector.any
+  std::vector<std::string> namespaces;  // namespaceSelector.matchNames; empty: its own
+  std::vector<PortRef> ports;           // endpoints[].port (a Service port name) or targetPort
+};
+
 // Any other Kubernetes object (ConfigMap, Namespace, CRDs…): kept for its metadata.
 struct OtherObject {
   Meta meta;
 };
 
 using Object = std::variant<Workload, Service, PodDisruptionBudget, HorizontalPodAutoscaler,
-                            Ingress, OtherObject>;
+                            Ingress, ServiceMonitor, OtherObject>;
 
 const Meta& meta_of(const Object& object);
 

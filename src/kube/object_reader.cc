@@ -1,4 +1,5 @@
-// Reads the objects audit reasons across: Service, PodDisruptionBudget, HPA and Ingress.
+// Reads the objects audit reasons across: Service, PodDisruptionBudget, HPA, Ingress and
+// ServiceMonitor.
 #include <fmt/format.h>
 
 #include "kube/workload_reader.h"
@@ -129,12 +130,38 @@ Ingress read_ingress(Reader& r, const Entry& spec, Meta meta) {
   return in;
 }
 
+// monitoring.coreos.com/v1: spec.selector of Services, namespaceSelector, endpoints[].port.
+ServiceMonitor read_service_monitor(Reader& r, const Entry& spec, Meta meta) {
+  ServiceMonitor m{std::move(meta), {}, false, {}, {}};
+  if (auto selector = r.child(spec.value, spec.path, "selector")) {
+    m.selector = r.selector(selector->value, selector->path);
+  }
+  if (auto ns = r.child(spec.value, spec.path, "namespaceSelector")) {
+    m.any_namespace = r.opt_scalar(ns->value, ns->path, "any") == "true";
+    if (auto names = r.child(ns->value, ns->path, "matchNames")) {
+      m.namespaces = r.strings(names->value, names->path);
+    }
+  }
+  if (auto endpoints = r.child(spec.value, spec.path, "endpoints")) {
+    for (const Entry& e : r.items(endpoints->value, endpoints->path)) {
+      if (auto port = r.child(e.value, e.path, "port")) {
+        m.ports.push_back(PortRef{0, r.scalar(port->value, port->path)});
+      } else if (auto target = r.child(e.value, e.path, "targetPort")) {
+        m.ports.push_back(read_port_ref(r, *target));
+      }
+    }
+  }
+  return m;
+}
+
 }  // namespace
 
 Object read_other(Reader& r, Node root, const Path& path, Meta meta) {
   const std::string& kind = meta.kind;
-  bool known = kind == "Service" || kind == "PodDisruptionBudget"
-               || kind == "HorizontalPodAutoscaler" || kind == "Ingress";
+  bool known =
+      kind == "Service" || kind == "PodDisruptionBudget" || kind == "HorizontalPodAutoscaler"
+      || kind == "Ingress"
+      || (kind == "ServiceMonitor" && meta.api_version.starts_with("monitoring.coreos.com/"));
   auto spec = known ? r.child(root, path, "spec") : std::nullopt;
   if (!spec) {
     return OtherObject{std::move(meta)};
@@ -148,6 +175,9 @@ Object read_other(Reader& r, Node root, const Path& path, Meta meta) {
   }
   if (kind == "HorizontalPodAutoscaler") {
     return read_hpa(r, *spec, std::move(meta));
+  }
+  if (kind == "ServiceMonitor") {
+    return read_service_monitor(r, *spec, std::move(meta));
   }
   return read_ingress(r, *spec, std::move(meta));
 }

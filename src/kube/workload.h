@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/int_or_percent.h"
@@ -72,6 +73,8 @@ struct Container {
   std::string image;
   std::vector<std::string> command;
   std::vector<std::string> args;
+  // Environment variables with a literal value (valueFrom ones with ""), in order.
+  std::vector<std::pair<std::string, std::string>> env;
   std::vector<ContainerPort> ports;
   std::optional<Handler> pre_stop;
   std::optional<Probe> readiness_probe;

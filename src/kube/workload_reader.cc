@@ -142,6 +142,12 @@ Container read_container(Reader& r, const Entry& e) {
   if (auto args = r.child(e.value, e.path, "args")) {
     c.args = r.strings(args->value, args->path);
   }
+  if (auto env = r.child(e.value, e.path, "env")) {
+    for (const Entry& var : r.items(env->value, env->path)) {
+      c.env.emplace_back(r.opt_scalar(var.value, var.path, "name"),
+                         r.opt_scalar(var.value, var.path, "value"));
+    }
+  }
   if (auto ports = r.child(e.value, e.path, "ports")) {
     c.marks.set("ports", r.mark(ports->key));
     c.ports = read_ports(r, *ports);

@@ -14,7 +14,7 @@ std::optional<WorkloadKind> workload_kind(const Meta& meta);
 
 Workload read_workload(Reader& r, Node root, const Path& path, Meta meta, WorkloadKind kind);
 
-// Service, PodDisruptionBudget, HorizontalPodAutoscaler, Ingress or OtherObject.
+// Service, PodDisruptionBudget, HorizontalPodAutoscaler, Ingress, ServiceMonitor or OtherObject.
 Object read_other(Reader& r, Node root, const Path& path, Meta meta);
 
 }  // namespace zerodrop::kube::detail

@@ -41,9 +41,12 @@ TEST(ProbeRules, ReadinessMissingOnAServingContainer) {
 TEST(ProbeRules, OnlyTheContainerTheServiceTargetsMustBeReady) {
   std::string two = probes(kHttpPort, "{httpGet: {path: /ready, port: http}}") +
                     "        - name: metrics-sidecar\n          image: exporter:1\n"
-                    "          ports: [{name: metrics, containerPort: 9100}]\n";
+                    "          ports: [{name: admin, containerPort: 9100}]\n";
   EXPECT_FALSE(has(audit_text(service() + deployment(two)), id::kReadinessMissing));
-  EXPECT_TRUE(has(audit_text(service("metrics") + deployment(two)), id::kReadinessMissing));
+  EXPECT_TRUE(has(audit_text(service("admin") + deployment(two)), id::kReadinessMissing));
+  // A Service that targets a metrics port carries scrapes only: no client waits on readiness.
+  EXPECT_FALSE(
+      has(audit_text(service("9100", "metrics") + deployment(two)), id::kReadinessMissing));
 }
 
 TEST(ProbeRules, TcpReadinessOnAPortThatServesHttp) {
@@ -105,6 +108,16 @@ TEST(ProbeRules, QueryStringsAndPathsMakeHandlersDifferent) {
                                                  "{httpGet: {path: /, port: http}}"))),
                   id::kProbesIdentical))
       << "an empty path is /";
+}
+
+TEST(ProbeRules, IdenticalTcpConnectsAreNoLivenessHole) {
+  // A datastore's usual probes: both connect to its port. The process cannot fail readiness to
+  // shed load or drain without closing the port, so liveness failing too adds nothing.
+  std::string db = "[{name: redis, containerPort: 6379}]";
+  EXPECT_FALSE(has(audit_text(service("redis")
+                              + deployment(probes(db, "{tcpSocket: {port: 6379}}",
+                                                  "{tcpSocket: {port: redis}}"))),
+                   id::kProbesIdentical));
 }
 
 TEST(ProbeRules, AggressiveLivenessKillsUnderLoad) {
