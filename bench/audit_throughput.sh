@@ -3,6 +3,9 @@
 # Service, a PDB for one in four and an HPA for one in eight, spread over files of W workloads
 # (like a large monorepo of rendered charts). Runs on one core (taskset). Target: >= 10,000
 # workloads/s; memory is reported against the largest file and the whole input.
+# Two more shapes, each in one file, must stay linear: every Service selecting Helm's
+# app.kubernetes.io/instance (the same for all) plus its own name, and the same app labels
+# repeated in every namespace.
 # Peers (kube-linter, kube-score) are run on the same input when installed, for the ratio.
 # Usage: bench/audit_throughput.sh [ZERODROP] [N] [W]
 set -euo pipefail
@@ -14,34 +17,43 @@ W=${3:-500}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/zerodrop-bench.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-# generate OUT N W: N workloads (and their Services, PDBs, HPAs) in files of W workloads.
+# generate OUT N W [SHAPE]: N workloads (and their Services, PDBs, HPAs) in files of W workloads.
+# SHAPE unique (default): labels unique per workload; instance: every selector also holds
+# app.kubernetes.io/instance=shop, the first pair in key order; namespaces: 40 apps named alike
+# in every namespace (N / 40 namespaces).
 generate() {
-  python3 - "$1" "$2" "$3" <<'PY'
+  python3 - "$1" "$2" "$3" "${4:-unique}" <<'PY'
 import os, sys
-out, n, per = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+out, n, per, shape = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 os.makedirs(out)
 def workload(i):
+    app, ns = f"svc-{i}", f"team-{i % 40}"
+    if shape == "namespaces":
+        app, ns = f"svc-{i % 40}", f"team-{i // 40}"
+    sel = f"app.kubernetes.io/name: {app}"
+    if shape == "instance":
+        sel = f"app.kubernetes.io/instance: shop, {sel}"
     doc = f"""apiVersion: apps/v1
 kind: Deployment
 metadata:
-  name: svc-{i}
-  namespace: team-{i % 40}
-  labels: {{app.kubernetes.io/name: svc-{i}, app.kubernetes.io/part-of: shop}}
+  name: {app}
+  namespace: {ns}
+  labels: {{{sel}, app.kubernetes.io/part-of: shop}}
 spec:
   replicas: {1 + i % 4}
   selector:
-    matchLabels: {{app.kubernetes.io/name: svc-{i}}}
+    matchLabels: {{{sel}}}
   strategy:
     rollingUpdate: {{maxUnavailable: {i % 2}, maxSurge: 1}}
   template:
     metadata:
-      labels: {{app.kubernetes.io/name: svc-{i}, app.kubernetes.io/part-of: shop}}
+      labels: {{{sel}, app.kubernetes.io/part-of: shop}}
       annotations: {{prometheus.io/scrape: "true"}}
     spec:
       terminationGracePeriodSeconds: {10 + i % 40}
       containers:
         - name: app
-          image: registry.example/shop/svc-{i}:1.{i % 9}
+          image: registry.example/shop/{app}:1.{i % 9}
           args: ["--port=8080", "--log-level=info"]
           ports:
             - {{name: http, containerPort: 8080}}
@@ -66,27 +78,27 @@ spec:
 ---
 apiVersion: v1
 kind: Service
-metadata: {{name: svc-{i}, namespace: team-{i % 40}}}
+metadata: {{name: {app}, namespace: {ns}}}
 spec:
-  selector: {{app.kubernetes.io/name: svc-{i}}}
+  selector: {{{sel}}}
   ports: [{{name: http, port: 80, targetPort: http}}]
 """
     if i % 4 == 0:
         doc += f"""---
 apiVersion: policy/v1
 kind: PodDisruptionBudget
-metadata: {{name: svc-{i}, namespace: team-{i % 40}}}
+metadata: {{name: {app}, namespace: {ns}}}
 spec:
   maxUnavailable: 1
-  selector: {{matchLabels: {{app.kubernetes.io/name: svc-{i}}}}}
+  selector: {{matchLabels: {{{sel}}}}}
 """
     if i % 8 == 0:
         doc += f"""---
 apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
-metadata: {{name: svc-{i}, namespace: team-{i % 40}}}
+metadata: {{name: {app}, namespace: {ns}}}
 spec:
-  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: svc-{i}}}
+  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: {app}}}
   minReplicas: 2
   maxReplicas: 10
 """
@@ -147,15 +159,36 @@ read -r _ _ rss4 < <(measure zerodrop-4x "$ZERODROP" audit --format json "$WORK/
 echo "  memory: $((total / 1048576)) MiB of input -> peak RSS $((rss / 1024)) MiB; $((total4 / 1048576)) MiB of input (4x, same largest file $((largest / 1024)) KiB) -> $((rss4 / 1024)) MiB = $(python3 -c "print(f'{$rss4/$rss:.2f}')")x for 4x the input"
 rm -rf "$WORK/in4"
 
-for peer in kube-linter kube-score; do
-  if ! command -v "$peer" >/dev/null; then
-    echo "$peer: not installed on this machine; no ratio"
-    continue
-  fi
-  if [ "$peer" = kube-linter ]; then
-    read -r pwall pcpu prss < <(measure "$peer" kube-linter lint "$WORK/in")
-  else
-    read -r pwall pcpu prss < <(measure "$peer" sh -c "kube-score score $WORK/in/*.yaml")
-  fi
-  echo "$peer: ${pcpu}s CPU, max RSS $((prss / 1024)) MiB; zerodrop (json) is $(python3 -c "print(f'{$pcpu / max($cpu, 0.001):.1f}')")x faster"
+# peers DIR CPU: kube-linter and kube-score on the same input, when installed, for the ratio.
+peers() {
+  local dir=$1 zcpu=$2
+  for peer in kube-linter kube-score; do
+    if ! command -v "$peer" >/dev/null; then
+      echo "    $peer: not installed on this machine; no ratio"
+      continue
+    fi
+    if [ "$peer" = kube-linter ]; then
+      read -r pwall pcpu prss < <(measure "$peer" kube-linter lint "$dir")
+    else
+      read -r pwall pcpu prss < <(measure "$peer" sh -c "kube-score score $dir/*.yaml")
+    fi
+    echo "    $peer: ${pcpu}s CPU, max RSS $((prss / 1024)) MiB; zerodrop (json) is $(python3 -c "print(f'{$pcpu / max($zcpu, 0.001):.1f}')")x faster"
+  done
+}
+peers "$WORK/in" "$cpu"
+
+# The shapes that were quadratic, each in one file (memory is judged against that file): every
+# Service selecting the same app.kubernetes.io/instance first, and the same labels repeated in
+# every namespace. Linear means the same workloads/s as above.
+SHAPE_N=${SHAPE_N:-20000}
+for shape in instance namespaces; do
+  generate "$WORK/$shape" "$SHAPE_N" "$SHAPE_N" "$shape"
+  size=$(stat -c %s "$WORK/$shape"/*.yaml)
+  read -r swall scpu srss < <(best "zerodrop-$shape" "$ZERODROP" audit --format json "$WORK/$shape")
+  rate=$(python3 -c "print(f'{$SHAPE_N / max($scpu, 0.001):.0f}')")
+  verdict=$([ "${rate%.*}" -ge 10000 ] && echo PASS || echo FAIL)
+  echo "  shape $shape: $SHAPE_N workloads in one $((size / 1048576)) MiB file: ${scpu}s CPU (${swall}s wall) = ${rate} workloads/s per CPU-second (target >= 10000): $verdict"
+  echo "    max RSS $((srss / 1024)) MiB = $(python3 -c "print(f'{$srss*1024/$size:.1f}')") x the file"
+  peers "$WORK/$shape" "$scpu"
+  rm -rf "$WORK/$shape"
 done

@@ -266,7 +266,7 @@ Summary audit_stream(const Options& options, Sink& sink) {
     wanted.clear();
     for (const kube::Object& object : loaded.objects) {
       if (const auto* w = std::get_if<kube::Workload>(&object)) {
-        index.candidates(*w, wanted);
+        index.candidates(*w, i, wanted);
       }
     }
     std::sort(wanted.begin(), wanted.end());

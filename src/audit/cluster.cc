@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-#include "audit/routing_index.h"
 #include "audit/traffic.h"
 
 namespace zerodrop::audit {
@@ -130,18 +129,12 @@ kube::Service& keep(std::deque<kube::Service>& store, const kube::Service& s) {
 void Cluster::add(const kube::Object& object) {
   if (const auto* service = std::get_if<kube::Service>(&object)) {
     const kube::Service& s = keep(services_, *service);
-    if (!s.selector.empty()) {
-      const auto& [key, value] = *s.selector.begin();
-      services_by_label_[pair_hash(key, value)].push_back(&s);
+    if (!s.selector.empty()) {  // a Service without a selector selects no pod
+      services_by_selector_.add(s.meta.namespace_name, s.selector, services_.size() - 1);
     }
   } else if (const auto* pdb = std::get_if<kube::PodDisruptionBudget>(&object)) {
     const kube::PodDisruptionBudget& p = keep(pdbs_, *pdb);
-    if (p.selector.match_labels.empty()) {
-      pdbs_scanned_.push_back(&p);
-    } else {
-      const auto& [key, value] = *p.selector.match_labels.begin();
-      pdbs_by_label_[pair_hash(key, value)].push_back(&p);
-    }
+    pdbs_by_selector_.add(p.meta.namespace_name, p.selector.match_labels, pdbs_.size() - 1);
   } else if (const auto* hpa = std::get_if<kube::HorizontalPodAutoscaler>(&object)) {
     const kube::HorizontalPodAutoscaler& h = keep(hpas_, *hpa);
     hpas_by_target_[target_key(h.meta.namespace_name, h.target_kind, h.target_name)] = &h;
@@ -150,7 +143,8 @@ void Cluster::add(const kube::Object& object) {
   } else if (const auto* ingress = std::get_if<kube::Ingress>(&object)) {
     const kube::Ingress& in = keep(ingresses_, *ingress);
     for (const kube::IngressBackend& b : in.backends) {
-      ingresses_by_service_[b.service].push_back(&in);
+      ingresses_by_service_.add(in.meta.namespace_name, pair_hash("", b.service),
+                                ingresses_.size() - 1);
     }
   }
 }
@@ -170,28 +164,18 @@ bool Cluster::may_route(std::string_view document) {
 WorkloadView Cluster::view_of(const Workload& w) const {
   WorkloadView view;
   view.workload = &w;
-  for (const auto& [key, value] : w.pod_labels) {
-    uint64_t pair = pair_hash(key, value);
-    if (auto it = services_by_label_.find(pair); it != services_by_label_.end()) {
-      for (const kube::Service* s : it->second) {
-        if (same_namespace(s->meta, w.meta) && kube::map_selects(s->selector, w.pod_labels)) {
-          view.services.push_back(s);
-        }
-      }
+  services_by_selector_.find(w.meta.namespace_name, w.pod_labels, [&](uint64_t i) {
+    const kube::Service& s = services_[i];
+    if (same_namespace(s.meta, w.meta) && kube::map_selects(s.selector, w.pod_labels)) {
+      view.services.push_back(&s);
     }
-    if (auto it = pdbs_by_label_.find(pair); it != pdbs_by_label_.end()) {
-      for (const kube::PodDisruptionBudget* p : it->second) {
-        if (same_namespace(p->meta, w.meta) && p->selector.matches(w.pod_labels)) {
-          view.pdbs.push_back(p);
-        }
-      }
+  });
+  pdbs_by_selector_.find(w.meta.namespace_name, w.pod_labels, [&](uint64_t i) {
+    const kube::PodDisruptionBudget& p = pdbs_[i];
+    if (same_namespace(p.meta, w.meta) && p.selector.matches(w.pod_labels)) {
+      view.pdbs.push_back(&p);
     }
-  }
-  for (const kube::PodDisruptionBudget* p : pdbs_scanned_) {
-    if (same_namespace(p->meta, w.meta) && p->selector.matches(w.pod_labels)) {
-      view.pdbs.push_back(p);
-    }
-  }
+  });
   std::string_view kind = w.meta.kind;
   for (std::string_view ns : {std::string_view(w.meta.namespace_name), std::string_view()}) {
     auto it = hpas_by_target_.find(target_key(ns, kind, w.meta.name));
@@ -228,15 +212,21 @@ void Cluster::find_serving(WorkloadView& view) const {
   view.serving.assign(w.containers.size(), false);
   view.http_ports.assign(w.containers.size(), {});
   for (const kube::Service* s : view.services) {
-    bool ingress = ingresses_by_service_.count(s->meta.name) > 0;
+    bool ingress = false;  // an Ingress of the Service's namespace routes to it by name
+    ingresses_by_service_.find(s->meta.namespace_name, pair_hash("", s->meta.name),
+                               [&](uint64_t i) {
+                                 const kube::Ingress& in = ingresses_[i];
+                                 ingress = ingress || same_namespace(in.meta, s->meta);
+                               });
     std::vector<const kube::ServiceMonitor*> scrapers = scrapers_of(*s);
     for (const kube::ServicePort& port : s->ports) {
       if (!scrape_port(*s, port, w, scrapers).empty()) {
         continue;  // a metrics port beside client ports (an exporter or kube-rbac-proxy sidecar)
       }
-      // A port no container declares still reaches the main container (declaring is optional).
+      // A port number no container declares still reaches the main container (declaring is
+      // optional); a name no container declares reaches none (no endpoint for that port).
       auto index = container_of(w, port.target_port);
-      if (!index) {
+      if (!index && !port.target_port.named()) {
         index = first_main_container(w);
       }
       if (!index) {

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "audit/routing_index.h"
 #include "kube/object.h"
 
 namespace zerodrop::audit {
@@ -34,7 +35,9 @@ struct WorkloadView {
 
 // The objects that route to, scale and guard workloads (Services, PDBs, HPAs, Ingresses), kept
 // as compact copies and indexed, so that workloads can be read one file at a time and matched
-// against every file's routing objects. Views are computed in O(candidates sharing a label).
+// against every file's routing objects. Views are computed in O(candidates filed under one of
+// the workload's labels in its namespace) (SelectorIndex). Not thread-safe: the first view after
+// adds indexes them.
 class Cluster {
 public:
   Cluster() = default;
@@ -65,13 +68,11 @@ private:
   std::deque<kube::HorizontalPodAutoscaler> hpas_;
   std::deque<kube::Ingress> ingresses_;
   std::deque<kube::ServiceMonitor> monitors_;  // few: scanned for every Service
-  // Services and PDBs are indexed by one label pair of their selector (hashed), so that
-  // a workload meets only the candidates that share a label with it; the rest are scanned.
-  std::unordered_map<uint64_t, std::vector<const kube::Service*>> services_by_label_;
-  std::unordered_map<uint64_t, std::vector<const kube::PodDisruptionBudget*>> pdbs_by_label_;
-  std::vector<const kube::PodDisruptionBudget*> pdbs_scanned_;
+  // Positions in the deques above.
+  SelectorIndex services_by_selector_;
+  SelectorIndex pdbs_by_selector_;
   std::map<std::string, const kube::HorizontalPodAutoscaler*, std::less<>> hpas_by_target_;
-  std::map<std::string, std::vector<const kube::Ingress*>, std::less<>> ingresses_by_service_;
+  NamespacedMultimap ingresses_by_service_;  // by the hashed name of a backend Service
 };
 
 }  // namespace zerodrop::audit

@@ -1,5 +1,6 @@
-// --fix: strategic-merge patches that close a workload's holes. Written as YAML text by hand:
-// the output carries comments (what each patch closes) that an emitter cannot place.
+// --fix: patches that close a workload's holes: strategic merge for built-in kinds, an RFC 6902
+// JSON patch for custom resources (fix_json_patch.h). Written as YAML text by hand: the output
+// carries comments (what each patch closes, how to apply it) that an emitter cannot place.
 #include <algorithm>
 #include <ostream>
 #include <set>
@@ -7,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "audit/fix_json_patch.h"
 #include "audit/output.h"
 #include "audit/pre_stop.h"
 #include "audit/readiness_fix.h"
@@ -60,11 +62,17 @@ std::vector<std::string> pre_stop_lines(const Container& c, int64_t seconds, con
   if (program == "/zerodrop") {
     plan.notes.push_back(
         fmt::format("container '{}': copy the static zerodrop binary to "
-                    "/zerodrop in the image (no sleep in {})",
+                    "/zerodrop in the image (no sleep in {}; docs/run.md, zerodrop sleep)",
                     c.name, c.image));
     add(lines,
         {"    exec:", fmt::format("      command: [\"/zerodrop\", \"sleep\", \"{}\"]", seconds)});
   } else {
+    // Nothing in the image's name says whether it has a sleep program: say so.
+    plan.notes.push_back(fmt::format(
+        "container '{}': exec sleep needs a sleep program in {} (Kubernetes {}.{} has no native "
+        "sleep); if it has none, copy the static zerodrop in and use [\"/zerodrop\", \"sleep\", "
+        "\"{}\"] (docs/run.md, zerodrop sleep)",
+        c.name, c.image, o.kube_version.major, o.kube_version.minor, seconds));
     add(lines, {"    exec:", fmt::format("      command: [\"sleep\", \"{}\"]", seconds)});
   }
   return lines;
@@ -154,10 +162,24 @@ std::string namespace_line(const kube::Meta& meta) {
   return meta.namespace_name.empty() ? "" : "  namespace: " + quote(meta.namespace_name) + "\n";
 }
 
+// The comment heading a patch document: the command that applies it to `meta`'s object, with
+// FILE standing for the document saved on its own.
+std::string apply_line(const kube::Meta& meta, PatchType type) {
+  auto slash = meta.api_version.find('/');
+  std::string group = slash == std::string::npos ? "" : "." + meta.api_version.substr(0, slash);
+  std::string kind = meta.kind;
+  std::transform(kind.begin(), kind.end(), kind.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::string ns = meta.namespace_name.empty() ? "" : " -n " + meta.namespace_name;
+  return fmt::format("# apply: kubectl patch {}{}/{}{} --type={} --patch-file=FILE\n", kind, group,
+                     meta.name, ns, to_string(type));
+}
+
 void plan_new_pdb(const Workload& w, Plan& plan) {
   const kube::Labels& match =
       w.selector.match_labels.empty() ? w.pod_labels : w.selector.match_labels;
   plan.extra_docs.push_back(fmt::format(
+      "# a new object\n# apply: kubectl apply -f FILE\n"
       "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: {}\n{}spec:\n  "
       "maxUnavailable: 1\n  selector:\n    matchLabels:\n{}",
       quote(w.meta.name + "-pdb"), namespace_line(w.meta), labels_yaml(match, 6)));
@@ -179,9 +201,9 @@ bool plan_capacity(const Finding& f, const WorkloadView& view, Plan& plan) {
     if (!w.replicas && view.hpa) {
       const auto& h = view.hpa->meta;
       plan.extra_docs.push_back(fmt::format(
-          "apiVersion: {}\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: {}\n{}spec:\n  "
+          "{}apiVersion: {}\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: {}\n{}spec:\n  "
           "minReplicas: 2\n",
-          h.api_version, quote(h.name), namespace_line(h)));
+          apply_line(h, patch_type(h)), h.api_version, quote(h.name), namespace_line(h)));
     } else {
       add(plan.spec_lines, {"replicas: 2"});
     }
@@ -203,9 +225,10 @@ bool plan_pdb(const Finding& f, const WorkloadView& view, Plan& plan) {
     for (const kube::PodDisruptionBudget* p : view.pdbs) {
       if (p->meta.file == f.file) {
         plan.extra_docs.push_back(fmt::format(
-            "apiVersion: {}\nkind: PodDisruptionBudget\nmetadata:\n  name: {}\n{}spec:\n  "
+            "{}apiVersion: {}\nkind: PodDisruptionBudget\nmetadata:\n  name: {}\n{}spec:\n  "
             "minAvailable: null\n  maxUnavailable: 1\n",
-            p->meta.api_version, quote(p->meta.name), namespace_line(p->meta)));
+            apply_line(p->meta, patch_type(p->meta)), p->meta.api_version, quote(p->meta.name),
+            namespace_line(p->meta)));
         return true;
       }
     }
@@ -213,18 +236,22 @@ bool plan_pdb(const Finding& f, const WorkloadView& view, Plan& plan) {
   return false;
 }
 
-// The grace period the patched pod needs: above the longest patched or existing preStop.
+// The grace period the patched pod needs: above the longest patched or existing preStop of the
+// main containers, plus that of the native sidecars, which stop only after them.
 void plan_grace(const AuditedWorkload& a, const Options& o, Plan& plan) {
   const Workload& w = *a.view.workload;
-  double longest = 0;
+  double main = 0;
+  double sidecar = 0;
   for (const Container& c : w.containers) {
     bool patched = plan.container_lines.count(c.name) && !plan.container_lines[c.name].empty()
                    && plan.container_lines[c.name].front() == "lifecycle:";
     double delay = patched      ? static_cast<double>(wanted_pre_stop_seconds(o))
                    : c.pre_stop ? delay_seconds(pre_stop_delay(*c.pre_stop)).value_or(0)
                                 : 0;
-    longest = std::max(longest, delay);
+    double& phase = c.sidecar ? sidecar : main;
+    phase = std::max(phase, delay);
   }
+  double longest = main + sidecar;
   double drain = to_seconds(o.drain);
   try {
     drain = drain_of(w, o).seconds;
@@ -303,6 +330,22 @@ void write_workload_patch(const AuditedWorkload& a, const Plan& plan, std::ostre
   out << fmt::format("# closes: {}\n", fmt::join(plan.closes, ", "));
   for (const std::string& note : plan.notes) {
     out << "# " << note << '\n';
+  }
+  if (w.kind == kube::WorkloadKind::pod) {
+    out << "# a Pod's containers cannot change in place: patch its manifest, then recreate it\n";
+  }
+  PatchType type = patch_type(w.meta);
+  out << apply_line(w.meta, type);
+  if (type == PatchType::json) {
+    std::vector<std::string> ops =
+        json_patch_ops(w, {plan.container_lines, plan.spec_lines, plan.pod_spec_lines});
+    for (const std::string& op : ops) {
+      out << "- " << op << '\n';
+    }
+    if (ops.empty()) {
+      out << "[]\n";  // only the extra documents below change anything
+    }
+    return;
   }
   out << fmt::format("apiVersion: {}\nkind: {}\nmetadata:\n  name: {}\n", w.meta.api_version,
                      w.meta.kind, quote(w.meta.name));

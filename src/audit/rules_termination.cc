@@ -30,7 +30,11 @@ std::string pre_stop_fix(const Container& c, int64_t seconds, const Options& o) 
         "{}.{} has no native sleep)",
         seconds, o.kube_version.major, o.kube_version.minor);
   }
-  return fmt::format("set lifecycle.preStop.exec.command: [sleep, \"{}\"]", seconds);
+  return fmt::format(
+      "set lifecycle.preStop.exec.command: [sleep, \"{}\"] if the image has a sleep program; "
+      "else [/zerodrop, sleep, \"{}\"] with the static zerodrop copied in (Kubernetes {}.{} has "
+      "no native sleep)",
+      seconds, seconds, o.kube_version.major, o.kube_version.minor);
 }
 
 std::string service_names(const WorkloadView& view) {
@@ -45,10 +49,12 @@ std::string service_names(const WorkloadView& view) {
   return fmt::format("Service{} {}", names.size() > 1 ? "s" : "", fmt::join(names, ", "));
 }
 
-// The delay one container's hook gives, 0 when it has none or its program is missing.
+// The delay one container's hook is meant to give (what the grace period must cover), and
+// whether it gives it (its program is in the image and its duration is known).
 struct HookCheck {
   double delay = 0;
   bool known = true;
+  bool works = true;
 };
 
 HookCheck check_hook(const WorkloadView& view, size_t i, const Options& o, Findings& out) {
@@ -69,7 +75,7 @@ HookCheck check_hook(const WorkloadView& view, size_t i, const Options& o, Findi
                     *program, c.image, *why),
         pre_stop_fix(c, wanted, o)));
     // The grace period is checked against the delay the hook is meant to give.
-    return {seconds.value_or(0), seconds.has_value()};
+    return {seconds.value_or(0), seconds.has_value(), false};
   }
   if (hook.kind == kube::HandlerKind::sleep && hook.sleep_seconds >= w.grace_seconds()) {
     out.push_back(make_finding(
@@ -80,7 +86,7 @@ HookCheck check_hook(const WorkloadView& view, size_t i, const Options& o, Findi
         fmt::format("set terminationGracePeriodSeconds above {}", hook.sleep_seconds)));
   }
   if (!view.serving[i]) {
-    return {seconds.value_or(0), seconds.has_value()};
+    return {seconds.value_or(0), seconds.has_value(), seconds.has_value()};
   }
   if (!seconds) {
     out.push_back(make_finding(
@@ -89,7 +95,7 @@ HookCheck check_hook(const WorkloadView& view, size_t i, const Options& o, Findi
                     "serving for at least {} (--propagation)",
                     delay.how, format_duration(o.propagation)),
         "make sure the hook waits; or add a native sleep before it"));
-    return {0, false};
+    return {0, false, false};
   }
   if (*seconds < to_seconds(o.propagation)) {
     out.push_back(make_finding(
@@ -117,10 +123,18 @@ void check_missing(const WorkloadView& view, size_t i, const Options& o, Finding
       pre_stop_fix(c, wanted_pre_stop_seconds(o), o)));
 }
 
-void check_grace(const WorkloadView& view, double pre_stop, const Options& o, Findings& out) {
+// The hooks' delays: main containers stop first (preStop, then drain), native sidecars only
+// after every main container has exited, so their hooks add up with the main ones.
+struct Phases {
+  double main = 0;
+  double sidecar = 0;
+};
+
+void check_grace(const WorkloadView& view, Phases hooks, const Options& o, Findings& out) {
   const Workload& w = *view.workload;
   Drain drain = drain_of(w, o);
   double margin = to_seconds(o.margin);
+  double pre_stop = hooks.main + hooks.sidecar;
   double needed = pre_stop + drain.seconds + margin;
   int64_t grace = w.grace_seconds();
   if (static_cast<double>(grace) >= needed) {
@@ -129,12 +143,16 @@ void check_grace(const WorkloadView& view, double pre_stop, const Options& o, Fi
   kube::Mark at = w.marks.has("pod.terminationGracePeriodSeconds")
                       ? w.marks.at("pod.terminationGracePeriodSeconds")
                       : w.marks.at("pod.spec");
+  std::string sidecar_phase =
+      hooks.sidecar > 0
+          ? fmt::format("sidecar preStop {}s (after the main containers) + ", hooks.sidecar)
+          : "";
   Finding f = make_finding(
       id::kGraceTooShort, w, nullptr, at,
       fmt::format("terminationGracePeriodSeconds {}{} is below preStop {}s + drain {}s ({}) + "
-                  "margin {}s = {}s: SIGKILL at {}s cuts the drain",
-                  grace, w.termination_grace_period_seconds ? "" : " (default)", pre_stop,
-                  drain.seconds, drain.source, margin, needed, grace),
+                  "{}margin {}s = {}s: SIGKILL at {}s cuts the drain",
+                  grace, w.termination_grace_period_seconds ? "" : " (default)", hooks.main,
+                  drain.seconds, drain.source, sidecar_phase, margin, needed, grace),
       fmt::format("set terminationGracePeriodSeconds: {}",
                   wanted_grace_seconds(pre_stop, drain.seconds, o)));
   // The hook alone reaching the grace period is certain; the drain part is an estimate.
@@ -167,20 +185,30 @@ int64_t wanted_grace_seconds(double pre_stop, double drain, const Options& o) {
 Findings check_termination(const WorkloadView& view, const Options& o) {
   Findings out;
   const Workload& w = *view.workload;
-  double longest = 0;
+  Phases hooks;
+  double serving_through = 0;  // a working main hook's delay: sidecars keep serving through it
   bool any_hook = false;
+  // Main containers come before native sidecars in w.containers (the reader's order).
   for (size_t i = 0; i < w.containers.size(); ++i) {
     const Container& c = w.containers[i];
     if (c.pre_stop) {
       any_hook = true;
-      longest = std::max(longest, check_hook(view, i, o, out).delay);
-    } else if (view.serving[i]) {
+      HookCheck hook = check_hook(view, i, o, out);
+      double& phase = c.sidecar ? hooks.sidecar : hooks.main;
+      phase = std::max(phase, hook.delay);
+      if (!c.sidecar && hook.works) {
+        serving_through = std::max(serving_through, hook.delay);
+      }
+    } else if (view.serving[i] && !(c.sidecar && serving_through >= to_seconds(o.propagation))) {
       check_missing(view, i, o, out);
     }
   }
-  if (view.takes_traffic() || any_hook) {
+  // A grace period of 0 written on a workload no Service routes to is deliberate: no request
+  // can be cut.
+  bool deliberate_zero = w.termination_grace_period_seconds == 0 && !view.takes_traffic();
+  if (view.takes_traffic() || (any_hook && !deliberate_zero)) {
     try {
-      check_grace(view, longest, o, out);
+      check_grace(view, hooks, o, out);
     } catch (const Error& e) {
       out.push_back(make_finding(
           id::kInvalidManifest, w, nullptr, w.marks.at("pod.metadata.annotations"), e.what(),

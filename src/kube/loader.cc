@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -189,6 +190,51 @@ bool is_stream(const std::string& path) {
          || (fs::exists(path, ec) && !fs::is_regular_file(path, ec) && !fs::is_directory(path, ec));
 }
 
+namespace {
+
+// Appends the manifest files below `dir` to `found`. Folder symlinks are followed; a folder
+// already walked (a loop, or a second link to it) is not walked again.
+void walk(const fs::path& dir, std::set<fs::path>& walked, std::vector<std::string>& found,
+          std::error_code& ec) {
+  fs::path real = fs::canonical(dir, ec);
+  if (ec || !walked.insert(real).second) {
+    return;
+  }
+  std::vector<fs::directory_entry> entries;  // sorted: a folder linked twice gets its first name
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    entries.push_back(*it);
+  }
+  std::sort(entries.begin(), entries.end());
+  for (const fs::directory_entry& entry : entries) {
+    std::error_code entry_ec;  // a dangling symlink is skipped, not the end of the folder
+    if (ec) {
+      return;
+    }
+    if (entry.is_directory(entry_ec)) {
+      walk(entry.path(), walked, found, ec);
+    } else if (entry.is_regular_file(entry_ec) && wanted(entry.path())) {
+      found.push_back(entry.path().string());
+    }
+  }
+}
+
+// Drops the second name of a file already listed (a symlink and its target, a file named
+// again): each file is audited once, under the first name met.
+void drop_repeated_files(std::vector<std::string>& files) {
+  std::set<fs::path> seen;
+  std::erase_if(files, [&](const std::string& file) {
+    std::error_code ec;
+    if (file == "-" || is_stream(file)) {
+      return false;
+    }
+    fs::path real = fs::canonical(file, ec);
+    return !ec && !seen.insert(real).second;
+  });
+}
+
+}  // namespace
+
 std::vector<std::string> expand_paths(const std::vector<std::string>& paths) {
   std::vector<std::string> out;
   for (const std::string& path : paths) {
@@ -201,13 +247,8 @@ std::vector<std::string> expand_paths(const std::vector<std::string>& paths) {
       throw Error(fmt::format("{}: no such file or folder", path));
     }
     std::vector<std::string> found;
-    auto it = fs::recursive_directory_iterator(path, ec);
-    for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      std::error_code entry_ec;  // a dangling symlink is skipped, not the end of the folder
-      if (it->is_regular_file(entry_ec) && wanted(it->path())) {
-        found.push_back(it->path().string());
-      }
-    }
+    std::set<fs::path> walked;
+    walk(path, walked, found, ec);
     if (ec) {
       throw Error(fmt::format("{}: cannot read the folder: {}", path, ec.message()));
     }
@@ -218,6 +259,7 @@ std::vector<std::string> expand_paths(const std::vector<std::string>& paths) {
     std::sort(found.begin(), found.end());
     out.insert(out.end(), found.begin(), found.end());
   }
+  drop_repeated_files(out);
   return out;
 }
 

@@ -38,7 +38,8 @@ struct Loaded {
 };
 
 // The files PATHS name, in order: a file itself (a pipe too), a folder's *.yaml, *.yml and *.json
-// files (recursively, sorted), "-" for stdin. Throws Error for a path that does not exist, a
+// files (recursively, folder symlinks followed once, sorted), "-" for stdin. A file met twice
+// (a symlink and its target) is listed once. Throws Error for a path that does not exist, a
 // folder that cannot be read or holds no such file.
 std::vector<std::string> expand_paths(const std::vector<std::string>& paths);
 

@@ -81,6 +81,7 @@ struct Container {
   std::optional<Probe> liveness_probe;
   std::optional<Probe> startup_probe;
   bool sidecar = false;  // an init container with restartPolicy: Always
+  int list_index = 0;    // its position in containers (in initContainers for a sidecar)
   Marks marks;           // self = the "- name:" item; "image", "lifecycle.preStop", "ports", …
 
   // The number a PortRef stands for in this container, or nullopt for an unknown name.
@@ -106,7 +107,8 @@ struct Strategy {
   // such notion (Recreate, OnDelete, BlueGreen, Pod, Job).
   std::optional<IntOrPercent> max_surge;
   std::optional<IntOrPercent> max_unavailable;
-  Marks marks;  // self = spec.strategy (or updateStrategy); "maxSurge", "maxUnavailable", "type"
+  Marks marks;  // self = spec.strategy (or updateStrategy); "maxSurge", "maxUnavailable", "type",
+                // "rollingUpdate", "canary"
 };
 
 // A pod-running object reduced to what rollout safety depends on.

@@ -175,17 +175,22 @@ void read_pod_spec(Reader& r, const Entry& spec, Workload& w) {
     w.termination_grace_period_seconds = r.integer(grace->value, grace->path, 0, INT32_MAX);
   }
   if (auto containers = r.child(spec.value, spec.path, "containers")) {
+    int index = 0;
     for (const Entry& e : r.items(containers->value, containers->path)) {
       w.containers.push_back(read_container(r, e));
+      w.containers.back().list_index = index++;
     }
   }
   // Native sidecars (restartable init containers) serve traffic like main containers.
   if (auto inits = r.child(spec.value, spec.path, "initContainers")) {
+    int index = 0;
     for (const Entry& e : r.items(inits->value, inits->path)) {
       if (r.opt_scalar(e.value, e.path, "restartPolicy") == "Always") {
         w.containers.push_back(read_container(r, e));
         w.containers.back().sidecar = true;
+        w.containers.back().list_index = index;
       }
+      ++index;
     }
   }
 }
@@ -249,6 +254,7 @@ Strategy read_update_strategy(Reader& r, const Entry& spec, WorkloadKind kind) {
     return s;
   }
   if (auto rolling = r.child(e->value, e->path, "rollingUpdate")) {
+    s.marks.set("rollingUpdate", r.mark(rolling->key));
     read_rolling(r, *rolling, s);
   }
   return s;
@@ -263,6 +269,7 @@ Strategy read_rollout_strategy(Reader& r, const Entry& spec) {
   }
   s.marks.self = r.mark(e->key);
   if (auto canary = r.child(e->value, e->path, "canary")) {
+    s.marks.set("canary", r.mark(canary->key));
     read_rolling(r, *canary, s);
   } else if (r.child(e->value, e->path, "blueGreen")) {
     s = Strategy{"BlueGreen", std::nullopt, std::nullopt, s.marks};

@@ -183,5 +183,73 @@ spec: {containers: [{name: t, image: busybox}]}
   EXPECT_EQ(r.skipped, 1);
 }
 
+// A native sidecar (an init container with restartPolicy: Always) stops only after every main
+// container has exited: a main container's working preStop keeps it serving too.
+std::string with_sidecar(const std::string& sidecar_hook = "") {
+  return "      initContainers:\n        - name: proxy\n          image: proxy:1\n"
+         "          restartPolicy: Always\n          ports: [{name: proxy, containerPort: 15001}]\n"
+         "          readinessProbe: {tcpSocket: {port: 15001}}\n"
+         + sidecar_hook;
+}
+
+std::vector<std::string> missing_in(const Report& r) {
+  std::vector<std::string> out;
+  for (const Finding& f : with_rule(r, id::kPreStopMissing)) {
+    out.push_back(f.object.container);
+  }
+  return out;
+}
+
+TEST(TerminationRules, SidecarServesThroughTheMainContainersPreStop) {
+  auto audit = [](const std::string& main_hook, const std::string& image = "web:1") {
+    return audit_text(service("proxy")
+                      + deployment(container_with(main_hook, image), "", with_sidecar()));
+  };
+  EXPECT_TRUE(missing_in(audit("          lifecycle: {preStop: {sleep: {seconds: 5}}}\n")).empty());
+  EXPECT_EQ(missing_in(audit("          lifecycle: {preStop: {sleep: {seconds: 2}}}\n")),
+            std::vector<std::string>{"proxy"})
+      << "2 s is shorter than the propagation";
+  EXPECT_EQ(
+      missing_in(audit("          lifecycle: {preStop: {exec: {command: [sh, -c, sleep 9]}}}\n",
+                       "gcr.io/distroless/static")),
+      std::vector<std::string>{"proxy"})
+      << "a hook that cannot run covers nothing";
+  EXPECT_EQ(missing_in(audit("")), std::vector<std::string>{"proxy"});
+}
+
+TEST(TerminationRules, GraceAddsTheSidecarPhaseAfterTheMainOne) {
+  std::string sidecar = with_sidecar("          lifecycle: {preStop: {sleep: {seconds: 5}}}\n");
+  std::string main = container_with("          lifecycle: {preStop: {sleep: {seconds: 5}}}\n");
+  auto found = with_rule(
+      audit_text(service()
+                 + deployment(main, "", "      terminationGracePeriodSeconds: 14\n" + sidecar)),
+      id::kGraceTooShort);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].message.find("preStop 5s + drain 5s (--drain-seconds) + sidecar preStop 5s "
+                                  "(after the main containers) + margin 2s = 17s"),
+            std::string::npos)
+      << found[0].message;
+  EXPECT_EQ(found[0].fix, "set terminationGracePeriodSeconds: 17");
+}
+
+TEST(TerminationRules, DeliberateZeroGraceWithoutServiceIsNotFlagged) {
+  std::string hook =
+      container_with("          lifecycle: {preStop: {exec: {command: [sleep, \"3\"]}}}\n");
+  std::string zero = deployment(hook, "", "      terminationGracePeriodSeconds: 0\n");
+  EXPECT_FALSE(has(audit_text(zero), id::kGraceTooShort));
+  EXPECT_TRUE(has(audit_text(service() + zero), id::kGraceTooShort)) << "traffic is cut";
+  EXPECT_TRUE(has(audit_text(deployment(hook, "", "      terminationGracePeriodSeconds: 1\n")),
+                  id::kGraceTooShort))
+      << "only 0 says the owner wants no grace";
+}
+
+TEST(TerminationRules, NamedTargetPortNoContainerDeclaresReachesNone) {
+  std::string body = container_with("");
+  EXPECT_TRUE(missing_in(audit_text(service("grpc") + deployment(body))).empty());
+  EXPECT_EQ(missing_in(audit_text(service("9090") + deployment(body))),
+            std::vector<std::string>{"app"})
+      << "an undeclared port number still reaches the main container";
+}
+
 }  // namespace
 }  // namespace zerodrop::audit

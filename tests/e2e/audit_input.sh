@@ -55,4 +55,22 @@ printf '# nothing\n---\n' > "$WORK/empty.yaml"
 expect_exit 2 "$ZERODROP" audit "$WORK/empty.yaml"
 # An empty file among others is fine.
 expect_exit 1 "$ZERODROP" audit "$WORK/empty.yaml" "$WORK/three.yaml"
+# A pipe over --max-file-mb is read once, up to the limit, and reported: a second read of the
+# pipe would wait for a writer that is gone (the timeout fails it).
+mkfifo "$WORK/big.pipe"
+head -c 1500000 /dev/zero | tr '\0' '#' > "$WORK/big.comment"
+cat "$WORK/big.comment" > "$WORK/big.pipe" &
+expect_exit 1 timeout 60 "$ZERODROP" audit --max-file-mb 1 "$WORK/big.pipe" "$WORK/three.yaml"
+expect_grep 'big.pipe:1:1: error: larger than the limit of 1048576 bytes; not read' "$WORK/out"
+wait || true  # cat may end on SIGPIPE: the audit stops reading at the limit
+
+# A linked folder is audited, a link loop ends, and a file linked under a second name once.
+mkdir -p "$WORK/tree" "$WORK/elsewhere"
+cp "$WORK/three.yaml" "$WORK/tree/a.yaml"
+cp "$WORK/three.yaml" "$WORK/elsewhere/c.yaml"
+ln -s "$WORK/elsewhere" "$WORK/tree/linked"
+ln -s "$WORK/tree" "$WORK/tree/loop"
+ln -s "$WORK/tree/a.yaml" "$WORK/tree/b.yaml"
+expect_exit 1 timeout 60 "$ZERODROP" audit --format json "$WORK/tree"
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["summary"]; assert s["files"] == 2 and s["objects"] == 6, s' "$WORK/out"
 echo "audit_input: ok"

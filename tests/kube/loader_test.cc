@@ -336,3 +336,31 @@ TEST(Loader, DocumentOnItsMarkerLineKeepsItsColumns) {
 
 }  // namespace
 }  // namespace zerodrop::kube
+
+namespace zerodrop::kube {
+namespace {
+
+// A folder linked into the tree is audited; a link loop ends; a file reached through a link and
+// by its own name is audited once.
+TEST(Loader, FolderSymlinksAreFollowedOnceAndEachFileListedOnce) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / "zerodrop-kube-symlinks";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "tree");
+  fs::create_directories(dir / "shared");
+  std::ofstream(dir / "shared" / "svc.yaml") << "apiVersion: v1\nkind: Service\n";
+  std::ofstream(dir / "tree" / "a.yaml") << "apiVersion: v1\nkind: Service\n";
+  fs::create_directory_symlink(dir / "shared", dir / "tree" / "linked");
+  fs::create_directory_symlink(dir / "tree", dir / "tree" / "loop");
+  fs::create_symlink(dir / "tree" / "a.yaml", dir / "tree" / "b-link.yaml");
+  std::vector<std::string> files = expand_paths({(dir / "tree").string()});
+  EXPECT_EQ(files, (std::vector<std::string>{(dir / "tree" / "a.yaml").string(),
+                                             (dir / "tree" / "linked" / "svc.yaml").string()}));
+  // Named again on the command line: still once.
+  files = expand_paths({(dir / "tree").string(), (dir / "shared" / "svc.yaml").string()});
+  EXPECT_EQ(files.size(), 2u);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace zerodrop::kube
