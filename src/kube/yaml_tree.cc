@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <string_view>
+#include <unordered_set>
 
 namespace zerodrop::kube::detail {
 namespace {
@@ -49,15 +51,6 @@ bool is_merge_key(const YamlNode* key) {
   return key->is_scalar() && key->plain && key->scalar == "<<";
 }
 
-bool has_key(const std::vector<const YamlNode*>& items, const YamlNode* key) {
-  for (size_t i = 0; i < items.size(); i += 2) {
-    if (items[i]->is_scalar() && items[i]->scalar == key->scalar) {
-      return true;
-    }
-  }
-  return false;
-}
-
 // Replaces the merge keys of `map` ("<<: *base", "<<: [*a, *b]") by the entries they bring, as
 // kubectl's YAML reader does: keys written in the map win, then earlier merged maps over later
 // ones. Merged maps are already resolved (an anchor is registered when its node ends).
@@ -71,12 +64,17 @@ void resolve_merge_keys(YamlNode& map, int64_t& budget) {
       continue;
     }
     const YamlNode* value = map.items[i + 1];
-    if (value->is_map()) {
-      sources.push_back(value);
-    } else if (value->is_sequence()) {
+    if (value->is_sequence()) {
       sources.insert(sources.end(), value->items.begin(), value->items.end());
     } else {
       sources.push_back(value);
+    }
+  }
+  // A set of the keys present, so that a long chain of merges costs its length, not its square.
+  std::unordered_set<std::string_view> present;
+  for (size_t i = 0; i < own.size(); i += 2) {
+    if (own[i]->is_scalar()) {
+      present.insert(own[i]->scalar);
     }
   }
   for (const YamlNode* source : sources) {
@@ -84,14 +82,15 @@ void resolve_merge_keys(YamlNode& map, int64_t& budget) {
       throw YamlError{source->line, source->column,
                       "a merge key (<<) takes a mapping or a list of mappings"};
     }
-    for (size_t i = 0; i + 1 < source->items.size(); i += 2) {
-      if (!has_key(own, source->items[i])) {
-        own.insert(own.end(), {source->items[i], source->items[i + 1]});
-      }
-    }
     budget -= static_cast<int64_t>(source->items.size());
     if (budget < 0) {
       throw YamlError{map.line, map.column, "merge keys (<<) expand beyond the document's limit"};
+    }
+    for (size_t i = 0; i + 1 < source->items.size(); i += 2) {
+      const YamlNode* key = source->items[i];
+      if (!key->is_scalar() || present.insert(key->scalar).second) {
+        own.insert(own.end(), {source->items[i], source->items[i + 1]});
+      }
     }
   }
   map.items = std::move(own);
