@@ -32,3 +32,16 @@ target_compile_definitions(zerodrop_asio INTERFACE BOOST_ASIO_NO_DEPRECATED BOOS
 add_library(zerodrop_tls INTERFACE)
 target_link_libraries(zerodrop_tls INTERFACE zerodrop_asio OpenSSL::SSL OpenSSL::Crypto
                       ${CMAKE_DL_LIBS})
+
+# HTTP/2 for `zerodrop load --http2/--grpc`: Debian's libnghttp2 (libnghttp2-dev), which has no
+# dependencies; the static release links its libnghttp2.a.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(NGHTTP2 REQUIRED IMPORTED_TARGET libnghttp2>=1.52)
+add_library(zerodrop_nghttp2 INTERFACE)
+if(ZERODROP_STATIC)
+  find_library(NGHTTP2_STATIC NAMES libnghttp2.a REQUIRED HINTS ${NGHTTP2_LIBRARY_DIRS})
+  target_include_directories(zerodrop_nghttp2 SYSTEM INTERFACE ${NGHTTP2_INCLUDE_DIRS})
+  target_link_libraries(zerodrop_nghttp2 INTERFACE ${NGHTTP2_STATIC})
+else()
+  target_link_libraries(zerodrop_nghttp2 INTERFACE PkgConfig::NGHTTP2)
+endif()

@@ -13,13 +13,15 @@ US=$'\x1f'
 
 # "NAME US DESCRIPTION" per subcommand, in --help order.
 commands() {
-  "$zerodrop" --help | awk '/^Subcommands:/ {on = 1; next} on && /^$/ {exit}
+  # awk reads to the end (on = 0, not exit): a help text over one stdio buffer (4 KiB) comes in
+  # two writes, and an early exit would kill the second with SIGPIPE under pipefail.
+  "$zerodrop" --help | awk '/^Subcommands:/ {on = 1; next} on && /^$/ {on = 0}
     on { name = $1; sub(/^ *[^ ]+ +/, ""); print name "\037" $0 }'
 }
 
 # "LONG US SHORT US DESCRIPTION" per flag of subcommand $1 (SHORT may be empty).
 flags() {
-  "$zerodrop" "$1" --help | awk '/^Options:/ {on = 1; next} on && /^$/ {exit}
+  "$zerodrop" "$1" --help | awk '/^Options:/ {on = 1; next} on && /^$/ {on = 0}
     on && /^  -/ {
       spec = $1; short = ""; long = ""
       sub(/\{.*/, "", spec)

@@ -8,11 +8,12 @@ set -euo pipefail
 
 want=(g++ cmake ninja-build make pkg-config lld
       libboost1.81-dev libboost-url1.81-dev libcli11-dev libfmt-dev nlohmann-json3-dev
-      libyaml-dev libpg-query-dev libssl-dev libgtest-dev libgmock-dev libbenchmark-dev)
+      libyaml-dev libpg-query-dev libssl-dev libnghttp2-dev libgtest-dev libgmock-dev
+      libbenchmark-dev)
 case "${1:-build}" in
   build) ;;
-  test) want+=(chromium iproute2 procps util-linux python3 curl python3-jsonschema openssl nginx-light) ;;
-  bench) want+=(chromium iproute2 procps util-linux python3 curl python3-jsonschema openssl nginx-light wrk hey haproxy hyperfine time) ;;
+  test) want+=(chromium iproute2 procps util-linux python3 curl python3-jsonschema openssl nginx-light python3-grpcio) ;;
+  bench) want+=(chromium iproute2 procps util-linux python3 curl python3-jsonschema openssl nginx-light wrk hey haproxy hyperfine time nghttp2-client) ;;
   *) echo "setup.sh: error: unknown profile '$1' (expected build, test or bench)" >&2; exit 2 ;;
 esac
 

@@ -21,6 +21,7 @@
 #include "base/exit_code.h"
 #include "base/parse.h"
 #include "cli/command.h"
+#include "load/grpc.h"
 #include "load/input.h"
 #include "load/load.h"
 #include "load/report.h"
@@ -75,14 +76,23 @@ struct Flags {
   std::string max_failures = "0";
   std::string threads = "1";
   std::string requests = "0";
+  bool http2 = false;
+  std::string grpc;
+  std::string streams = "100";
+  std::string ok_grpc_status = "OK";
+  bool retry_unprocessed = true;
+  bool connections_given = false;  // --connections was on the command line
+  bool method_given = false;
 };
 
 constexpr const char* kFooter = R"(
 Outcome classes (every request gets exactly one):
   ok, connect_refused, connect_timeout, connect_error, reset_before_response,
   closed_before_response, reset_during_response, truncated_response, timeout,
-  http_502, http_503, http_504, http_5xx, http_4xx, protocol_error
-Every class but ok counts as a failure; --ok-status decides which statuses are ok.
+  http_502, http_503, http_504, http_5xx, http_4xx, protocol_error,
+  and over HTTP/2 and gRPC: refused_stream, goaway_unprocessed, stream_reset, grpc_unavailable,
+  grpc_deadline_exceeded, grpc_cancelled, grpc_internal, grpc_other
+Every class but ok counts as a failure; --ok-status (and --ok-grpc-status) decide what is ok.
 
 Examples:
   zerodrop load http://127.0.0.1:8080/ --rate 500 --duration 30s
@@ -91,6 +101,8 @@ Examples:
   zerodrop load --targets targets.txt --records requests.ndjson --max-failures 5
   zerodrop load https://shop.example/ -d 5m --out run/ && zerodrop report run/   # a deploy by hand
   zerodrop load https://shop.example/ --cacert ca.pem   # TLS; -k skips verification
+  zerodrop load --http2 http://127.0.0.1:8080/ --connections 8 --streams 100   # h2c
+  zerodrop load --grpc helloworld.Greeter/SayHello --body-file req.bin http://127.0.0.1:50051
 
 Exit codes: 0 no failure beyond --max-failures, 1 more failures, 2 usage or input error,
 130 interrupted (the summary of what was sent is still printed). See docs/load.md.)";
@@ -103,14 +115,18 @@ void add_flags(CLI::App& app, Flags& f) {
       ->capture_default_str();
   app.add_option("-d,--duration", f.duration, "how long to send, e.g. 10s, 2m")
       ->capture_default_str();
-  app.add_option("-c,--connections", f.connections, "maximum concurrent connections")
-      ->capture_default_str();
+  app.add_option("-c,--connections", f.connections,
+                 "maximum concurrent connections (default 8 with --http2 or --grpc)")
+      ->capture_default_str()
+      ->each([&f](const std::string&) { f.connections_given = true; });
   app.add_flag("--keepalive,!--no-keepalive", f.keepalive,
                "reuse connections (default) / one request per connection");
   app.add_option("--max-requests-per-connection", f.max_per_connection,
                  "close a connection after N requests; 0 = unlimited")
       ->capture_default_str();
-  app.add_option("--method", f.method, "HTTP method")->capture_default_str();
+  app.add_option("--method", f.method, "HTTP method")
+      ->capture_default_str()
+      ->each([&f](const std::string&) { f.method_given = true; });
   app.add_option("-H,--header", f.headers, "'Name: value' request header (repeatable)");
   app.add_option("--body", f.body, "request body");
   app.add_option("--body-file", f.body_file, "read the request body from FILE");
@@ -141,6 +157,20 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--threads", f.threads, "event-loop threads")->capture_default_str();
   app.add_option("-n,--requests", f.requests, "stop after N requests; 0 = run for --duration")
       ->capture_default_str();
+  app.add_flag("--http2", f.http2,
+               "HTTP/2: h2c by prior knowledge for http://, TLS with ALPN h2 for https://");
+  app.add_option("--grpc", f.grpc,
+                 "unary gRPC call SERVICE/METHOD (implies --http2 and POST); the body "
+                 "(--body, --body-file) is the serialized request message");
+  app.add_option("--streams", f.streams,
+                 "HTTP/2: concurrent streams per connection (never above the server's limit)")
+      ->capture_default_str();
+  app.add_option("--ok-grpc-status", f.ok_grpc_status,
+                 "gRPC statuses that count as ok, by name or number, e.g. OK,NOT_FOUND")
+      ->capture_default_str();
+  app.add_flag("--retry-unprocessed,!--no-retry-unprocessed", f.retry_unprocessed,
+               "HTTP/2: resend once a request refused unprocessed (REFUSED_STREAM, above a "
+               "GOAWAY's last stream id), as gRPC clients do (default) / fail it");
   app.footer(kFooter);
 }
 
@@ -158,6 +188,32 @@ std::vector<load::Target> targets_of(const Flags& f) {
     throw Error("no URL to load: give a URL or --targets FILE (see 'zerodrop load --help')");
   }
   return targets;
+}
+
+// --http2 and --grpc: the protocol, and the flags that only mean something with them.
+void set_http2_options(const Flags& f, load::Options& o) {
+  if (!f.grpc.empty()) {
+    if (f.method_given) {
+      throw Error("--method: a gRPC call is always a POST; leave --method out with --grpc");
+    }
+    o.protocol = load::Protocol::grpc;
+    o.grpc_method = f.grpc;
+    for (load::Target& t : o.targets) {
+      t.method = "POST";
+    }
+  } else if (f.http2) {
+    o.protocol = load::Protocol::http2;
+  }
+  if (o.protocol == load::Protocol::http1) {
+    return;
+  }
+  if (!f.connections_given) {
+    o.connections = 8;  // each one is pinned to a pod behind an L4 Service: use 2x replicas
+  }
+  o.streams = static_cast<uint32_t>(parse_integer(f.streams, "--streams", 1, 100000));
+  o.ok_grpc_status = load::parse_grpc_statuses(f.ok_grpc_status);
+  o.retry_unprocessed =
+      f.retry_unprocessed ? load::RetryUnprocessed::once : load::RetryUnprocessed::never;
 }
 
 load::Options options_of(const Flags& f) {
@@ -185,6 +241,7 @@ load::Options options_of(const Flags& f) {
   o.interval = parse_duration(f.interval, "--interval");
   o.threads = static_cast<uint32_t>(parse_integer(f.threads, "--threads", 1, 256));
   o.max_requests = static_cast<uint64_t>(parse_integer(f.requests, "--requests", 0, INT64_MAX));
+  set_http2_options(f, o);
   return o;
 }
 
@@ -259,6 +316,15 @@ private:
     x["keepalive"] = f.keepalive ? "on" : "off";
     x["timeout"] = f.timeout;
     x["ok_status"] = f.ok_status;
+    if (!f.grpc.empty() || f.http2) {
+      x["protocol"] = f.grpc.empty() ? "h2" : "grpc";
+      x["connections"] = f.connections_given ? f.connections : "8";
+      x["streams"] = f.streams;
+      if (!f.grpc.empty()) {
+        x["grpc"] = f.grpc;
+        x["method"] = "POST";
+      }
+    }
     return run;
   }
 

@@ -87,6 +87,7 @@ Summary run(const Options& options, const Hooks& hooks) {
   summary.first_failure_s = failures.first_s;
   summary.last_failure_s = failures.last_s;
   summary.interrupted = interrupted;
+  summary.protocol = options.protocol;
   return summary;
 }
 

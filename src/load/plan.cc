@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "http/url.h"
+#include "load/grpc.h"
 
 namespace zerodrop::load {
 namespace {
@@ -66,6 +67,21 @@ void check_numbers(const Options& options) {
   }
 }
 
+void check_http2(const Options& options) {
+  if (options.protocol == Protocol::http1) {
+    return;
+  }
+  if (options.streams == 0) {
+    throw Error("--streams: must be at least 1");
+  }
+  if (options.protocol == Protocol::grpc) {
+    grpc_path(options.grpc_method);  // throws on a malformed name
+    if (options.targets.size() != 1) {
+      throw Error("--grpc: give one URL (the server), not --targets");
+    }
+  }
+}
+
 // The first address of `host` (IPv4 preferred, as most servers listen there), numeric.
 std::string resolve(const std::string& host) {
   addrinfo hints{};
@@ -107,14 +123,19 @@ uint32_t endpoint_index(Plan& plan, PlanEndpoint endpoint) {
   return static_cast<uint32_t>(plan.endpoints.size() - 1);
 }
 
-// One client context for every https connection: TLS 1.2 or later, offering HTTP/1.1 by ALPN,
-// verifying the peer against --cacert or the system's trust store unless --insecure.
+// One client context for every https connection: TLS 1.2 or later, offering HTTP/1.1 (or h2) by
+// ALPN, verifying the peer against --cacert or the system's trust store unless --insecure.
 std::shared_ptr<asio::ssl::context> make_tls_context(const Options& options) {
   auto context = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_client);
   SSL_CTX* native = context->native_handle();
   SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
   static constexpr unsigned char kAlpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
-  SSL_CTX_set_alpn_protos(native, kAlpn, sizeof kAlpn);
+  static constexpr unsigned char kAlpnH2[] = {2, 'h', '2'};
+  if (options.protocol == Protocol::http1) {
+    SSL_CTX_set_alpn_protos(native, kAlpn, sizeof kAlpn);
+  } else {
+    SSL_CTX_set_alpn_protos(native, kAlpnH2, sizeof kAlpnH2);
+  }
   boost::system::error_code ec;
   if (options.insecure) {
     context->set_verify_mode(asio::ssl::verify_none);
@@ -131,6 +152,41 @@ std::shared_ptr<asio::ssl::context> make_tls_context(const Options& options) {
     context->set_default_verify_paths(ec);  // a missing store shows as failed verification
   }
   return context;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+// HTTP/2 header fields of a target; for gRPC the method's path and the fixed gRPC fields, with
+// a grpc-timeout from --timeout (in milliseconds: at most 8 digits).
+std::vector<std::pair<std::string, std::string>> h2_headers(const Options& options,
+                                                            const Target& target,
+                                                            const http::Url& url) {
+  if (options.protocol == Protocol::http1) {
+    return {};
+  }
+  bool grpc = options.protocol == Protocol::grpc;
+  std::vector<std::pair<std::string, std::string>> h = {
+      {":method", grpc ? "POST" : target.method},
+      {":scheme", url.tls ? "https" : "http"},
+      {":authority", url.host_header},
+      {":path", grpc ? grpc_path(options.grpc_method) : url.target}};
+  if (grpc) {
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(options.timeout).count();
+    h.emplace_back("content-type", "application/grpc");
+    h.emplace_back("te", "trailers");
+    h.emplace_back("grpc-timeout", fmt::format("{}m", std::min<int64_t>(ms, 99'999'999)));
+  } else if (!options.body.empty()) {
+    h.emplace_back("content-length", std::to_string(options.body.size()));
+  }
+  for (const auto& [name, value] : options.headers) {
+    h.emplace_back(lower(name), value);
+  }
+  return h;
 }
 
 PlanTarget make_target(Plan& plan, const Options& options, const Target& target) {
@@ -151,10 +207,16 @@ PlanTarget make_target(Plan& plan, const Options& options, const Target& target)
     plan.tls = make_tls_context(options);
   }
   return PlanTarget{endpoint, http::RequestTemplate(spec), http::RequestTemplate(last),
-                    target.method == "HEAD" ? http::BodyAllowed::no : http::BodyAllowed::yes};
+                    target.method == "HEAD" ? http::BodyAllowed::no : http::BodyAllowed::yes,
+                    h2_headers(options, target, url)};
 }
 
 }  // namespace
+
+bool Plan::is_ok_grpc(int grpc_status) const {
+  return std::find(ok_grpc_status.begin(), ok_grpc_status.end(), grpc_status)
+         != ok_grpc_status.end();
+}
 
 bool Plan::is_ok(int status) const {
   return std::any_of(ok_status.begin(), ok_status.end(),
@@ -167,9 +229,14 @@ Plan make_plan(const Options& options) {
   if (options.targets.empty()) {
     throw Error("no URL to load: give a URL or --targets FILE");
   }
+  check_http2(options);
   Plan plan;
-  plan.body = options.body;
+  plan.body = options.protocol == Protocol::grpc ? grpc_frame(options.body) : options.body;
   plan.ok_status = options.ok_status;
+  plan.protocol = options.protocol;
+  plan.streams = options.streams;
+  plan.ok_grpc_status = options.ok_grpc_status;
+  plan.retry_unprocessed = options.retry_unprocessed;
   for (const Target& target : options.targets) {
     plan.targets.push_back(make_target(plan, options, target));
     plan.max_head = std::max(plan.max_head, plan.targets.back().close.size());

@@ -30,6 +30,9 @@ struct PlanTarget {
   http::RequestTemplate keep_alive;
   http::RequestTemplate close;
   http::BodyAllowed body = http::BodyAllowed::yes;  // no for HEAD
+  // HTTP/2: the request's header fields, pseudo-headers first, names lower-case (the sequence
+  // header is added per request).
+  std::vector<std::pair<std::string, std::string>> h2_headers;
 };
 
 // Everything the workers read, validated and built once before the run; read-only afterwards.
@@ -40,8 +43,13 @@ struct Plan {
   size_t max_head = 0;  // the longest request head, for the per-connection send buffer
   std::vector<StatusRange> ok_status;
   std::shared_ptr<boost::asio::ssl::context> tls;  // set when an endpoint is https
+  Protocol protocol = Protocol::http1;
+  uint32_t streams = 100;
+  std::vector<int> ok_grpc_status;
+  RetryUnprocessed retry_unprocessed = RetryUnprocessed::once;
 
   bool is_ok(int status) const;
+  bool is_ok_grpc(int grpc_status) const;
 };
 
 // Validates `options` and resolves every host. Throws Error naming the culprit: no target, a

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "load/grpc.h"
 #include "record/outcome.h"
+#include "record/run_record.h"
 
 namespace zerodrop::load {
 namespace {
@@ -25,6 +27,76 @@ nlohmann::json percentiles_json(const Summary::Percentiles& p) {
 
 std::string ms(double value) {
   return fmt::format("{:.3g}ms", value);
+}
+
+// "NO_ERROR 12, INTERNAL_ERROR 1" from counts by HTTP/2 error code; empty when all are zero.
+std::string by_code(const std::array<uint64_t, Http2Counts::kCodes>& counts) {
+  std::string out;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    if (counts[i] != 0) {
+      out += fmt::format("{}{} {}", out.empty() ? "" : ", ",
+                         record::h2_error_name(static_cast<uint32_t>(i)), counts[i]);
+    }
+  }
+  return out;
+}
+
+std::string grpc_name(size_t code) {
+  return std::string(kGrpcStatusNames[code]);
+}
+
+// The HTTP/2 lines of the summary: GOAWAYs, closes without one, resets, resends, gRPC statuses.
+std::string format_h2(const Summary& s) {
+  const Http2Counts& h = s.h2;
+  uint64_t goaways = 0;
+  for (uint64_t n : h.goaways) {
+    goaways += n;
+  }
+  std::string codes = by_code(h.goaways);
+  std::string out = fmt::format(
+      "HTTP/2    {} GOAWAY{}, {} connection(s) closed without GOAWAY, {} unprocessed request(s) "
+      "resent ({} ok, {} failed)\n",
+      goaways, codes.empty() ? "" : " (" + codes + ")", h.closed_without_goaway, h.unprocessed,
+      h.resent_ok, h.resend_failed);
+  if (std::string rst = by_code(h.rst_streams); !rst.empty()) {
+    out += fmt::format("RST_STREAM received: {}\n", rst);
+  }
+  if (s.protocol == Protocol::grpc) {
+    std::string statuses;
+    for (size_t i = 0; i < h.grpc_status.size(); ++i) {
+      if (h.grpc_status[i] != 0) {
+        statuses +=
+            fmt::format("{}{} {}", statuses.empty() ? "" : ", ", grpc_name(i), h.grpc_status[i]);
+      }
+    }
+    if (h.grpc_status_other != 0) {
+      statuses += fmt::format("{}other {}", statuses.empty() ? "" : ", ", h.grpc_status_other);
+    }
+    out += fmt::format("grpc-status {}\n", statuses.empty() ? "none received" : statuses);
+  }
+  return out;
+}
+
+nlohmann::json h2_json(const Summary& s) {
+  const Http2Counts& h = s.h2;
+  nlohmann::json goaways = nlohmann::json::object();
+  nlohmann::json rst = nlohmann::json::object();
+  for (size_t i = 0; i < Http2Counts::kCodes; ++i) {
+    std::string name = record::h2_error_name(static_cast<uint32_t>(i));
+    if (h.goaways[i] != 0) {
+      goaways[name] = h.goaways[i];
+    }
+    if (h.rst_streams[i] != 0) {
+      rst[name] = h.rst_streams[i];
+    }
+  }
+  return {{"connections_opened", s.connections_opened},
+          {"goaways", goaways},
+          {"closed_without_goaway", h.closed_without_goaway},
+          {"rst_stream", rst},
+          {"unprocessed_retried", h.unprocessed},
+          {"unprocessed_retry_ok", h.resent_ok},
+          {"unprocessed_retry_failed", h.resend_failed}};
 }
 
 }  // namespace
@@ -53,6 +125,9 @@ std::string format_summary(const Summary& s) {
                      ms(v.p50), ms(v.p90), ms(v.p99), ms(v.p999), ms(v.max));
   out += fmt::format("late {}  unsent {}  connections opened {}\n", s.late, s.unsent,
                      s.connections_opened);
+  if (s.protocol != Protocol::http1) {
+    out += format_h2(s);
+  }
   return out;
 }
 
@@ -92,6 +167,22 @@ std::string summary_json(const Summary& s) {
       {"connections_opened", s.connections_opened},
       {"interrupted", s.interrupted},
   };
+  if (s.protocol != Protocol::http1) {
+    j["protocol"] = s.protocol == Protocol::grpc ? "grpc" : "h2";
+    j["h2"] = h2_json(s);
+  }
+  if (s.protocol == Protocol::grpc) {
+    nlohmann::json statuses = nlohmann::json::object();
+    for (size_t i = 0; i < s.h2.grpc_status.size(); ++i) {
+      if (s.h2.grpc_status[i] != 0) {
+        statuses[grpc_name(i)] = s.h2.grpc_status[i];
+      }
+    }
+    if (s.h2.grpc_status_other != 0) {
+      statuses["other"] = s.h2.grpc_status_other;
+    }
+    j["grpc_status"] = statuses;
+  }
   return j.dump(2) + "\n";
 }
 

@@ -48,6 +48,22 @@ void Tally::merge(const Tally& other) {
   }
   latency.merge(other.latency);
   service.merge(other.service);
+  h2.merge(other.h2);
+}
+
+void Http2Counts::merge(const Http2Counts& other) {
+  for (size_t i = 0; i < kCodes; ++i) {
+    goaways[i] += other.goaways[i];
+    rst_streams[i] += other.rst_streams[i];
+  }
+  closed_without_goaway += other.closed_without_goaway;
+  unprocessed += other.unprocessed;
+  resent_ok += other.resent_ok;
+  resend_failed += other.resend_failed;
+  for (size_t i = 0; i < grpc_status.size(); ++i) {
+    grpc_status[i] += other.grpc_status[i];
+  }
+  grpc_status_other += other.grpc_status_other;
 }
 
 Summary summarize(const Tally& tally, double elapsed_s, double sending_s) {
@@ -64,6 +80,7 @@ Summary summarize(const Tally& tally, double elapsed_s, double sending_s) {
   s.rate_achieved = sending_s > 0 ? static_cast<double>(tally.sent) / sending_s : 0;
   s.latency_ms = percentiles_of(tally.latency);
   s.service_ms = percentiles_of(tally.service);
+  s.h2 = tally.h2;
   return s;
 }
 

@@ -26,6 +26,7 @@ struct Tally {
   std::array<std::string, record::kOutcomeCount> first_error{};  // set once per class
   LatencyHistogram latency;  // from the intended send time, requests that got a response
   LatencyHistogram service;  // from the actual send, requests that got a response
+  Http2Counts h2;
 
   // Counts one finished request.
   void add(record::Outcome outcome, bool failed, bool responded, std::chrono::nanoseconds latency,

@@ -5,6 +5,9 @@
 
 #include <boost/asio/post.hpp>
 
+#include "load/http1_session.h"
+#include "load/http2_session.h"
+
 namespace zerodrop::load {
 namespace {
 
@@ -39,9 +42,13 @@ Worker::Worker(RunContext& run, uint32_t index, uint32_t count, uint32_t connect
     endpoints_.emplace_back(asio::ip::make_address(e.address), e.port);
   }
   for (uint32_t i = 0; i < connections; ++i) {
-    connections_.push_back(std::make_unique<Connection>(*this, run.plan, io_));
+    if (run.plan.protocol == Protocol::http1) {
+      sessions_.push_back(std::make_unique<Http1Session>(*this, run.plan, io_));
+    } else {
+      sessions_.push_back(std::make_unique<Http2Session>(*this, run.plan, io_));
+    }
   }
-  for (auto it = connections_.rbegin(); it != connections_.rend(); ++it) {
+  for (auto it = sessions_.rbegin(); it != sessions_.rend(); ++it) {
     closed_.push_back(it->get());
     (*it)->in_closed_list = true;
   }
@@ -74,6 +81,10 @@ TimePoint Worker::intended(uint64_t local) const {
 }
 
 bool Worker::next_request(TimePoint now, Request& out) const {
+  if (!resend_.empty()) {
+    out = resend_.front();
+    return true;
+  }
   if (ended_ || dispatched_ >= limit_ || (run_.options.rate > 0 && dispatched_ >= due_)) {
     return false;
   }
@@ -85,32 +96,38 @@ bool Worker::next_request(TimePoint now, Request& out) const {
 }
 
 // A kept-alive connection to the endpoint, else a closed slot, else an idle connection to another
-// endpoint, closed to free its slot.
-Connection* Worker::pick(uint32_t endpoint) {
-  auto take_idle = [](std::vector<Connection*>& list) -> Connection* {
+// endpoint with nothing in flight, closed to free its slot. An HTTP/2 session that can take more
+// streams stays in its idle list.
+Session* Worker::pick(uint32_t endpoint) {
+  auto take_idle = [](std::vector<Session*>& list, bool unused) -> Session* {
     while (!list.empty()) {
-      Connection* c = list.back();
-      list.pop_back();
-      c->in_idle_list = false;
-      if (c->state() == Connection::State::idle) {
+      Session* c = list.back();
+      if (c->state() == Session::State::idle && (!unused || c->active() == 0)) {
         return c;
       }
+      if (unused && c->state() == Session::State::idle) {
+        return nullptr;  // in use: keep it listed
+      }
+      list.pop_back();
+      c->in_idle_list = false;
     }
     return nullptr;
   };
-  if (Connection* c = take_idle(idle_[endpoint])) {
+  if (Session* c = take_idle(idle_[endpoint], false)) {
     return c;
   }
   while (!closed_.empty()) {
-    Connection* c = closed_.back();
+    Session* c = closed_.back();
     closed_.pop_back();
     c->in_closed_list = false;
-    if (c->state() == Connection::State::closed) {
+    if (c->state() == Session::State::closed) {
       return c;
     }
   }
   for (auto& list : idle_) {
-    if (Connection* c = take_idle(list)) {
+    if (Session* c = take_idle(list, true)) {
+      list.pop_back();
+      c->in_idle_list = false;
       c->close();
       return c;
     }
@@ -121,14 +138,22 @@ Connection* Worker::pick(uint32_t endpoint) {
 void Worker::dispatch(TimePoint now) {
   Request request;
   while (next_request(now, request)) {
-    Connection* c = pick(run_.plan.targets[request.target].endpoint);
+    Session* c = pick(run_.plan.targets[request.target].endpoint);
     if (c == nullptr) {
       return;
     }
-    ++dispatched_;
-    ++tally_.sent;
-    ++active_;
+    if (request.attempt > 1) {
+      resend_.pop_front();  // already counted sent and active
+    } else {
+      ++dispatched_;
+      ++tally_.sent;
+      ++active_;
+    }
     c->start(request, now);
+    if (c->state() != Session::State::idle && c->in_idle_list) {
+      idle_[c->endpoint()].pop_back();  // it was the list's last: pick() takes from the back
+      c->in_idle_list = false;
+    }
   }
 }
 
@@ -168,7 +193,7 @@ void Worker::sweep() {
     interrupted_ = true;
     end_sending(now);
   }
-  for (auto& c : connections_) {
+  for (auto& c : sessions_) {
     c->expire_if_due(now);
   }
   if (index_ == 0 && run_.hooks.on_interval && now >= next_interval_) {
@@ -228,51 +253,70 @@ void Worker::maybe_finish() {
   finished_ = true;
   pacer_.cancel();
   sweep_.cancel();
-  for (auto& c : connections_) {
+  for (auto& c : sessions_) {
     c->close();
   }
 }
 
-void Worker::on_finished(Connection& c, record::Outcome outcome, int status, TimePoint done) {
+void Worker::on_finished(const Finished& f) {
   --active_;
-  bool failed = outcome != record::Outcome::ok;
-  TimePoint intended_at = c.request().intended;
-  nanoseconds latency = done - intended_at;
-  nanoseconds service = done - c.sent().value_or(done);
-  tally_.add(outcome, failed, c.responded(), latency, service);
-  if (failed && !c.error().empty()) {
-    tally_.note_error(outcome, c.error());
+  bool failed = f.outcome != record::Outcome::ok;
+  TimePoint intended_at = f.stream.request.intended;
+  nanoseconds latency = f.done - intended_at;
+  nanoseconds service = f.done - f.stream.sent_at().value_or(f.done);
+  tally_.add(f.outcome, failed, f.responded, latency, service);
+  if (failed && !f.stream.error.empty()) {
+    tally_.note_error(f.outcome, f.stream.error);
+  }
+  if (f.stream.request.attempt > 1) {
+    ++(failed ? tally_.h2.resend_failed : tally_.h2.resent_ok);
   }
   if (run_.hooks.on_interval) {
     std::lock_guard lock(interval_mutex_);
-    interval_.add(outcome, failed, c.responded(), latency, service);
+    interval_.add(f.outcome, failed, f.responded, latency, service);
   }
   run_.disruption.add(intended_at - run_.start, failed);
   if (run_.hooks.on_record) {
-    fill_record(c, outcome, status, done);
+    fill_record(f);
     run_.hooks.on_record(record_);
   }
 }
 
-void Worker::fill_record(const Connection& c, record::Outcome outcome, int status, TimePoint done) {
-  TimePoint start = run_.start;
-  record_.seq = c.request().seq;
-  record_.intended = since(c.request().intended, start);
-  record_.sent = c.sent() ? std::optional(since(*c.sent(), start)) : std::nullopt;
-  record_.first_byte = c.first_byte() ? std::optional(since(*c.first_byte(), start)) : std::nullopt;
-  record_.done = since(done, start);
-  record_.outcome = outcome;
-  record_.failed = outcome != record::Outcome::ok;
-  record_.status = status;
-  record_.connection = c.reused() ? record::Connection::reused : record::Connection::fresh;
-  record_.target = c.request().target;
-  record_.local_port = c.local_port();
-  record_.backend.assign(c.backend());
-  record_.router_error.assign(c.router_error());
-  record_.error.assign(c.error());
+void Worker::on_unprocessed(const Request& request) {
+  resend_.push_back(request);
 }
 
-void Worker::on_idle(Connection& c, TimePoint now) {
+void Worker::fill_record(const Finished& f) {
+  TimePoint start = run_.start;
+  const Request& request = f.stream.request;
+  record_.seq = request.seq;
+  record_.intended = since(request.intended, start);
+  record_.sent = f.stream.has_sent ? std::optional(since(f.stream.sent, start)) : std::nullopt;
+  record_.first_byte =
+      f.stream.has_first_byte ? std::optional(since(f.stream.first_byte, start)) : std::nullopt;
+  record_.done = since(f.done, start);
+  record_.outcome = f.outcome;
+  record_.failed = f.outcome != record::Outcome::ok;
+  record_.status = f.status;
+  record_.connection = f.reused ? record::Connection::reused : record::Connection::fresh;
+  record_.target = request.target;
+  record_.local_port = f.local_port;
+  record_.backend.assign(f.backend);
+  record_.router_error.assign(f.router_error);
+  record_.error.assign(f.stream.error);
+  if (f.h2 == nullptr) {
+    record_.h2.reset();
+    return;
+  }
+  record_.h2 = *f.h2;
+  if (request.first_attempt) {
+    const FirstAttempt& first = *request.first_attempt;
+    record_.h2->first_attempt = record::FirstAttemptRecord{first.outcome, first.conn, first.stream,
+                                                           since(first.done, start)};
+  }
+}
+
+void Worker::on_idle(Session& c, TimePoint now) {
   if (!c.in_idle_list) {
     idle_[c.endpoint()].push_back(&c);
     c.in_idle_list = true;
@@ -281,7 +325,7 @@ void Worker::on_idle(Connection& c, TimePoint now) {
   maybe_finish();
 }
 
-void Worker::on_closed(Connection& c, TimePoint now) {
+void Worker::on_closed(Session& c, TimePoint now) {
   if (c.in_idle_list) {
     // The server closed an idle connection: forget it as idle (rare, so a linear search).
     auto& list = idle_[c.endpoint()];

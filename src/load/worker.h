@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -10,10 +11,11 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "load/connection.h"
 #include "load/disruption_tracker.h"
 #include "load/load.h"
 #include "load/plan.h"
+#include "load/session.h"
+#include "load/stream.h"
 #include "load/tally.h"
 #include "record/run_record.h"
 
@@ -33,7 +35,7 @@ struct RunContext {
   std::vector<Worker*> workers;  // worker 0 gathers the interval summaries of all
 };
 
-// One event-loop thread's share of the run: its own io_context, connections, pacer and tally.
+// One event-loop thread's share of the run: its own io_context, sessions, pacer and tally.
 // Worker i of n sends the requests whose global index k satisfies k % n == i; request k's
 // intended time is start + k / rate, so the schedule needs no queue: a backlog is two counters.
 class Worker {
@@ -53,26 +55,37 @@ public:
   // The counts since the last call. Thread-safe.
   Tally take_interval();
 
-  // Called by this worker's connections.
+  // Called by this worker's sessions.
   const Plan& plan() const { return run_.plan; }
 
   const Options& options() const { return run_.options; }
+
+  TimePoint run_start() const { return run_.start; }
 
   const boost::asio::ip::tcp::endpoint& endpoint(uint32_t i) const { return endpoints_[i]; }
 
   void on_opened() { ++tally_.connections_opened; }
 
-  void on_finished(Connection& connection, record::Outcome outcome, int status, TimePoint done);
-  // The connection is free again (kept alive, or closed); `now` is the time it became so.
-  void on_idle(Connection& connection, TimePoint now);
-  void on_closed(Connection& connection, TimePoint now);
+  // A number for a new connection, unique in the run (HTTP/2 records name it).
+  uint32_t next_connection_number() { return connection_numbers_++ * count_ + index_ + 1; }
+
+  void on_finished(const Finished& finished);
+  // HTTP/2: `request` was refused unprocessed on its first attempt and is resent once, ahead of
+  // new requests, when a session can take it (the count goes in the summary).
+  void on_unprocessed(const Request& request);
+  // The session can take a request again (kept alive, a stream freed, or closed); `now` is the
+  // time it became so.
+  void on_idle(Session& session, TimePoint now);
+  void on_closed(Session& session, TimePoint now);
+
+  Tally& tally() { return tally_; }
 
 private:
   uint64_t global_index(uint64_t local) const { return local * count_ + index_; }
 
   TimePoint intended(uint64_t local) const;
   bool next_request(TimePoint now, Request& out) const;
-  Connection* pick(uint32_t endpoint);
+  Session* pick(uint32_t endpoint);
   void dispatch(TimePoint now);
   void pace();
   void arm_pacer(TimePoint at);
@@ -80,7 +93,7 @@ private:
   void report_interval(TimePoint now);
   void end_sending(TimePoint now);
   void maybe_finish();
-  void fill_record(const Connection& c, record::Outcome outcome, int status, TimePoint done);
+  void fill_record(const Finished& f);
 
   RunContext& run_;
   uint32_t index_;
@@ -89,9 +102,10 @@ private:
   boost::asio::steady_timer pacer_;
   boost::asio::steady_timer sweep_;
   std::vector<boost::asio::ip::tcp::endpoint> endpoints_;
-  std::vector<std::unique_ptr<Connection>> connections_;
-  std::vector<std::vector<Connection*>> idle_;  // per endpoint; most recently used last
-  std::vector<Connection*> closed_;
+  std::vector<std::unique_ptr<Session>> sessions_;
+  std::vector<std::vector<Session*>> idle_;  // per endpoint; most recently used last
+  std::vector<Session*> closed_;
+  std::deque<Request> resend_;  // unprocessed first attempts, at most the streams in flight
   Tally tally_;
   std::mutex interval_mutex_;
   Tally interval_;
@@ -100,7 +114,8 @@ private:
   uint64_t due_ = 0;              // open loop: requests whose intended time has come
   uint64_t dispatched_ = 0;       // requests handed to a connection
   uint64_t late_mark_ = 0;        // requests below this index were already counted late
-  uint64_t active_ = 0;           // requests in flight
+  uint64_t active_ = 0;           // requests in flight (resends waiting included)
+  uint32_t connection_numbers_ = 0;
   TimePoint stopped_sending_{};
   TimePoint next_interval_{};
   TimePoint last_interval_{};

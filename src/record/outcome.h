@@ -23,10 +23,20 @@ enum class Outcome : uint8_t {
   http_504,
   http_5xx,        // any other 5xx
   http_4xx,        // any 4xx not configured as success
-  protocol_error,  // a response that is not valid HTTP/1.1, or exceeds the engine's bounds
+  protocol_error,  // a response that is not valid HTTP/1.1 (or HTTP/2, or gRPC), or exceeds the
+                   // engine's bounds
+  // HTTP/2 and gRPC only, appended so that the classes above keep their numbers:
+  refused_stream,          // RST_STREAM REFUSED_STREAM, not resent (or the resend refused too)
+  goaway_unprocessed,      // above a GOAWAY's last stream id (never processed), not resent
+  stream_reset,            // RST_STREAM with any other code before the response was complete
+  grpc_unavailable,        // grpc-status 14
+  grpc_deadline_exceeded,  // grpc-status 4
+  grpc_cancelled,          // grpc-status 1
+  grpc_internal,           // grpc-status 13
+  grpc_other,              // any other grpc-status not configured as success
 };
 
-inline constexpr size_t kOutcomeCount = static_cast<size_t>(Outcome::protocol_error) + 1;
+inline constexpr size_t kOutcomeCount = static_cast<size_t>(Outcome::grpc_other) + 1;
 
 // std::to_array takes its size from the list, so a missing name fails the static_assert below
 // instead of becoming an empty string.
@@ -46,6 +56,14 @@ inline constexpr auto kOutcomeNames = std::to_array<std::string_view>({
     "http_5xx",
     "http_4xx",
     "protocol_error",
+    "refused_stream",
+    "goaway_unprocessed",
+    "stream_reset",
+    "grpc_unavailable",
+    "grpc_deadline_exceeded",
+    "grpc_cancelled",
+    "grpc_internal",
+    "grpc_other",
 });
 static_assert(kOutcomeNames.size() == kOutcomeCount, "one name per Outcome");
 

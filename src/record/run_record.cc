@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <fstream>
 #include <limits>
 #include <ostream>
@@ -46,6 +47,12 @@ static_assert(kEventNames.size() == static_cast<size_t>(EventKind::note) + 1);
 constexpr auto kFateNames =
     std::to_array<std::string_view>({"open", "refused", "reset", "closed", "idle_closed"});
 static_assert(kFateNames.size() == static_cast<size_t>(BackendFate::idle_closed) + 1);
+
+constexpr auto kH2ErrorNames = std::to_array<std::string_view>({
+    "NO_ERROR", "PROTOCOL_ERROR", "INTERNAL_ERROR", "FLOW_CONTROL_ERROR", "SETTINGS_TIMEOUT",
+    "STREAM_CLOSED", "FRAME_SIZE_ERROR", "REFUSED_STREAM", "CANCEL", "COMPRESSION_ERROR",
+    "CONNECT_ERROR", "ENHANCE_YOUR_CALM", "INADEQUATE_SECURITY", "HTTP_1_1_REQUIRED",
+});
 
 nlohmann::ordered_json to_json(const Conditions& c) {
   return {{"ready", c.ready}, {"serving", c.serving}, {"terminating", c.terminating}};
@@ -142,6 +149,50 @@ std::optional<Micros> micros_or_null(const json& j, const char* key) {
   return time_of(j, key);
 }
 
+uint32_t h2_error_of(const json& v, std::string_view field) {
+  std::optional<uint32_t> code = h2_error_from_name(v.get<std::string>());
+  if (!code) {
+    throw Error(fmt::format("{}: unknown HTTP/2 error '{}'", field, v.get<std::string>()));
+  }
+  return *code;
+}
+
+Http2Facts h2_from_json(const json& j) {
+  Http2Facts h;
+  std::string proto = j.at("proto").get<std::string>();
+  if (proto != "h2" && proto != "grpc") {
+    throw Error(fmt::format("proto: expected h2 or grpc, got '{}'", proto));
+  }
+  h.proto = proto == "grpc" ? Proto::grpc : Proto::h2;
+  h.conn = whole_or<uint32_t>(j, "conn", 0);
+  h.stream = whole_or<uint32_t>(j, "stream", 0);
+  h.attempts = whole_or<uint32_t>(j, "attempts", 1);
+  if (j.contains("rst") && !j["rst"].is_null()) {
+    h.rst = h2_error_of(j["rst"], "rst");
+  }
+  if (j.contains("goaway") && !j["goaway"].is_null()) {
+    const json& g = j["goaway"];
+    h.goaway = GoawayRecord{time_of(g, "t_us"), whole<uint32_t>(g.at("last_stream_id"), "goaway"),
+                            h2_error_of(g.at("error"), "goaway"), g.value("debug", "")};
+  }
+  if (j.contains("grpc_status") && !j["grpc_status"].is_null()) {
+    h.grpc_status = whole<int>(j["grpc_status"], "grpc_status");
+  }
+  if (j.contains("grpc_message") && !j["grpc_message"].is_null()) {
+    h.grpc_message = j["grpc_message"].get<std::string>();
+  }
+  if (j.contains("first_attempt")) {
+    const json& f = j["first_attempt"];
+    auto outcome = outcome_from_string(f.at("class").get<std::string>());
+    if (!outcome) {
+      throw Error(fmt::format("first_attempt: unknown class '{}'", f.at("class").dump()));
+    }
+    h.first_attempt = FirstAttemptRecord{*outcome, whole_or<uint32_t>(f, "conn", 0),
+                                         whole_or<uint32_t>(f, "stream", 0), time_of(f, "done_us")};
+  }
+  return h;
+}
+
 RequestRecord request_from_json(const json& j) {
   RequestRecord r;
   r.seq = whole<uint64_t>(j.at("seq"), "seq");
@@ -170,6 +221,9 @@ RequestRecord request_from_json(const json& j) {
       throw Error(fmt::format("unknown backend_fate '{}'", name));
     }
     r.backend_fate_at = micros_or_null(j, "backend_fate_us");
+  }
+  if (j.contains("proto")) {
+    r.h2 = h2_from_json(j);
   }
   return r;
 }
@@ -213,7 +267,57 @@ TimeBucket bucket_from_json(const json& j) {
   return b;
 }
 
+// The HTTP/2 fields of a record, added to `j`.
+void add_h2(json& j, const Http2Facts& h) {
+  j["proto"] = h.proto == Proto::grpc ? "grpc" : "h2";
+  j["conn"] = h.conn;
+  j["stream"] = h.stream;
+  j["attempts"] = h.attempts;
+  j["rst"] = h.rst ? json(h2_error_name(*h.rst)) : json(nullptr);
+  if (h.goaway) {
+    j["goaway"] = {{"t_us", h.goaway->t.count()},
+                   {"last_stream_id", h.goaway->last_stream_id},
+                   {"error", h2_error_name(h.goaway->error)},
+                   {"debug", h.goaway->debug}};
+  } else {
+    j["goaway"] = nullptr;
+  }
+  j["grpc_status"] = h.grpc_status ? json(*h.grpc_status) : json(nullptr);
+  j["grpc_message"] = h.grpc_status ? json(h.grpc_message) : json(nullptr);
+  if (h.first_attempt) {
+    const FirstAttemptRecord& f = *h.first_attempt;
+    j["first_attempt"] = {{"class", to_string(f.outcome)},
+                          {"conn", f.conn},
+                          {"stream", f.stream},
+                          {"done_us", f.done.count()}};
+  }
+}
+
 }  // namespace
+
+std::string h2_error_name(uint32_t code) {
+  if (code < kH2ErrorNames.size()) {
+    return std::string(kH2ErrorNames[code]);
+  }
+  return fmt::format("0x{:x}", code);
+}
+
+std::optional<uint32_t> h2_error_from_name(std::string_view name) {
+  for (size_t i = 0; i < kH2ErrorNames.size(); ++i) {
+    if (kH2ErrorNames[i] == name) {
+      return static_cast<uint32_t>(i);
+    }
+  }
+  uint32_t code = 0;
+  if (name.size() > 2 && name.substr(0, 2) == "0x") {
+    const char* end = name.data() + name.size();
+    auto [ptr, ec] = std::from_chars(name.data() + 2, end, code, 16);
+    if (ec == std::errc() && ptr == end) {
+      return code;
+    }
+  }
+  return std::nullopt;
+}
 
 Micros run_time(int64_t us, std::string_view field) {
   // No run of zerodrop is longer than a week (the simulator stops at 24 h of virtual time).
@@ -306,6 +410,9 @@ void write_ndjson(std::ostream& out, const RequestRecord& r) {
     if (r.backend_fate_at) {
       j["backend_fate_us"] = r.backend_fate_at->count();
     }
+  }
+  if (r.h2) {
+    add_h2(j, *r.h2);
   }
   out << j.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
 }

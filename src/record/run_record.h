@@ -92,6 +92,41 @@ enum class BackendFate : uint8_t {
 std::string_view to_string(BackendFate fate);
 std::optional<BackendFate> backend_fate_from_string(std::string_view name);
 
+// HTTP/2 error codes by name (RFC 9113 §7): "NO_ERROR", "REFUSED_STREAM"; "0x…" past the table.
+std::string h2_error_name(uint32_t code);
+std::optional<uint32_t> h2_error_from_name(std::string_view name);
+
+// The last GOAWAY a connection received before a request ended.
+struct GoawayRecord {
+  Micros t{0};
+  uint32_t last_stream_id = 0;
+  uint32_t error = 0;  // HTTP/2 error code
+  std::string debug;   // the frame's debug data, at most 256 bytes
+};
+
+// How the first attempt of a resent request ended (refused unprocessed).
+struct FirstAttemptRecord {
+  Outcome outcome = Outcome::ok;
+  uint32_t conn = 0;
+  uint32_t stream = 0;
+  Micros done{0};
+};
+
+enum class Proto : uint8_t { h2, grpc };
+
+// What an HTTP/2 request adds to its record (HTTP/1.1 records carry none of it).
+struct Http2Facts {
+  Proto proto = Proto::h2;
+  uint32_t conn = 0;    // connection number in the run
+  uint32_t stream = 0;  // stream id, 0 if never sent
+  uint32_t attempts = 1;
+  std::optional<uint32_t> rst;  // the RST_STREAM code received
+  std::optional<GoawayRecord> goaway;
+  std::optional<int> grpc_status;
+  std::string grpc_message;  // percent-decoded, at most 256 bytes
+  std::optional<FirstAttemptRecord> first_attempt;
+};
+
 // One request as the client saw it. Absent times (never sent, no byte received) are nullopt.
 struct RequestRecord {
   uint64_t seq = 0;
@@ -113,6 +148,8 @@ struct RequestRecord {
                              // http::ProxyFailure's words ("upstream_timeout"); empty otherwise
   std::optional<BackendFate> backend_fate;  // its backend connection's fate, when a router knew
   std::optional<Micros> backend_fate_at;    // when that fate came (absent for `open`)
+
+  std::optional<Http2Facts> h2;  // HTTP/2 and gRPC runs only
 };
 
 // Aggregated counts for engines that do not keep single records (the simulator).

@@ -31,7 +31,8 @@ TEST(Report, JsonHasTheDocumentedFields) {
   EXPECT_EQ(j["ok"], 7);
   EXPECT_EQ(j["failed"], 3);
   EXPECT_EQ(j["failures"]["http_502"], 3);
-  EXPECT_EQ(j["failures"].size(), 14u) << "every failure class, zero or not";
+  EXPECT_EQ(j["failures"].size(), record::kOutcomeCount - 1) << "every failure class, zero or not";
+  EXPECT_FALSE(j.contains("h2")) << "HTTP/1.1 summaries carry no HTTP/2 fields";
   EXPECT_EQ(j["late"], 1);
   EXPECT_EQ(j["rate_achieved"], 99.5);
   EXPECT_EQ(j["latency_ms"]["p50"], 1.5);
@@ -56,6 +57,33 @@ TEST(Report, TextNamesFailureClasses) {
       << text;
   EXPECT_NE(text.find("  connect_error, first: TLS handshake: x\n"), std::string::npos) << text;
   EXPECT_NE(format_interval(example()).find("http_502 3"), std::string::npos);
+}
+
+TEST(Report, Http2AndGrpcCountsInTextAndJson) {
+  Summary s = example();
+  s.protocol = Protocol::grpc;
+  s.h2.goaways[0] = 2;
+  s.h2.goaways[2] = 1;
+  s.h2.closed_without_goaway = 1;
+  s.h2.unprocessed = 4;
+  s.h2.resent_ok = 3;
+  s.h2.resend_failed = 1;
+  s.h2.rst_streams[7] = 2;
+  s.h2.grpc_status[0] = 5;
+  s.h2.grpc_status[14] = 2;
+  std::string text = format_summary(s);
+  EXPECT_NE(text.find("HTTP/2    3 GOAWAY (NO_ERROR 2, INTERNAL_ERROR 1), 1 connection(s) closed "
+                      "without GOAWAY, 4 unprocessed request(s) resent (3 ok, 1 failed)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("RST_STREAM received: REFUSED_STREAM 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("grpc-status OK 5, UNAVAILABLE 2\n"), std::string::npos) << text;
+  auto j = nlohmann::json::parse(summary_json(s));
+  EXPECT_EQ(j["protocol"], "grpc");
+  EXPECT_EQ(j["h2"]["goaways"]["INTERNAL_ERROR"], 1);
+  EXPECT_EQ(j["h2"]["unprocessed_retried"], 4);
+  EXPECT_EQ(j["h2"]["rst_stream"]["REFUSED_STREAM"], 2);
+  EXPECT_EQ(j["grpc_status"]["UNAVAILABLE"], 2);
 }
 
 }  // namespace

@@ -218,5 +218,58 @@ TEST(RunRecord, TimesBeyondAWeekAreErrorsNotTimelinesOfYears) {
   std::remove(path.c_str());
 }
 
+TEST(RunRecord, Http2FieldsRoundTripAndStayOutOfHttp1Records) {
+  std::string path = ::testing::TempDir() + "/rr_h2.ndjson";
+  RequestRecord r;
+  r.outcome = Outcome::ok;
+  r.status = 200;
+  r.h2 = Http2Facts{Proto::grpc,
+                    3,
+                    7,
+                    2,
+                    8u,
+                    GoawayRecord{Micros(1500), 5, 0, "drain"},
+                    14,
+                    "Cancelling all calls",
+                    FirstAttemptRecord{Outcome::goaway_unprocessed, 2, 9, Micros(1400)}};
+  RequestRecord plain;
+  {
+    std::ofstream out(path);
+    write_ndjson(out, r);
+    write_ndjson(out, plain);
+  }
+  std::ifstream in(path);
+  std::string first, second;
+  std::getline(in, first);
+  std::getline(in, second);
+  EXPECT_NE(first.find("\"rst\":\"CANCEL\""), std::string::npos) << first;
+  EXPECT_NE(first.find("\"goaway\":{\"debug\":\"drain\",\"error\":\"NO_ERROR\""), std::string::npos)
+      << first;
+  EXPECT_EQ(second.find("proto"), std::string::npos) << second;
+  auto back = read_requests(path);
+  ASSERT_EQ(back.size(), 2u);
+  ASSERT_TRUE(back[0].h2);
+  const Http2Facts& h = *back[0].h2;
+  EXPECT_EQ(h.proto, Proto::grpc);
+  EXPECT_EQ(h.conn, 3u);
+  EXPECT_EQ(h.stream, 7u);
+  EXPECT_EQ(h.attempts, 2u);
+  EXPECT_EQ(h.rst, 8u);
+  ASSERT_TRUE(h.goaway);
+  EXPECT_EQ(h.goaway->last_stream_id, 5u);
+  EXPECT_EQ(h.goaway->debug, "drain");
+  EXPECT_EQ(h.grpc_status, 14);
+  EXPECT_EQ(h.grpc_message, "Cancelling all calls");
+  ASSERT_TRUE(h.first_attempt);
+  EXPECT_EQ(h.first_attempt->outcome, Outcome::goaway_unprocessed);
+  EXPECT_EQ(h.first_attempt->done, Micros(1400));
+  EXPECT_FALSE(back[1].h2);
+  EXPECT_EQ(h2_error_name(0x1f), "0x1f");
+  EXPECT_EQ(h2_error_from_name("0x1f"), 0x1fu);
+  EXPECT_EQ(h2_error_from_name("REFUSED_STREAM"), 7u);
+  EXPECT_FALSE(h2_error_from_name("0xzz"));
+  std::remove(path.c_str());
+}
+
 }  // namespace
 }  // namespace zerodrop::record
