@@ -26,7 +26,7 @@ RunBuilder serving() {
   return b;
 }
 
-const HoleSummary* find(const Diagnosis& d, Hole hole) {
+const HoleSummary* hole_summary(const Diagnosis& d, Hole hole) {
   for (const HoleSummary& h : d.holes) {
     if (h.hole == hole) {
       return &h;
@@ -69,8 +69,8 @@ TEST(Processes, StopSignalThatDidNothingIsNamedWithItsKillAndWait) {
   EXPECT_EQ(k.served_after, 4u);
   EXPECT_EQ(k.cut, 1u);
   EXPECT_EQ(k.waited, testing::at(5.0));
-  EXPECT_FALSE(find(d, Hole::deregistration_race));
-  EXPECT_TRUE(find(d, Hole::grace_overrun));
+  EXPECT_FALSE(hole_summary(d, Hole::deregistration_race));
+  EXPECT_TRUE(hole_summary(d, Hole::grace_overrun));
   EXPECT_NE(d.conclusion.find("the stop signal did nothing at 1 pod: SIGKILL at the end of the "
                               "grace period cut 1 request, and each took up to 5.00 s from its "
                               "deletion to its exit"),
@@ -122,7 +122,7 @@ TEST(Processes, TheWorkerThatDiedIsQuotedNotTheMaster) {
   r.backend = "web-0";
   run.requests.push_back(r);
   Diagnosis d = diagnose(run, Options{});
-  const HoleSummary* h = find(d, Hole::no_drain);
+  const HoleSummary* h = hole_summary(d, Hole::no_drain);
   ASSERT_TRUE(h);
   EXPECT_EQ(h->evidence,
             "1 request in flight at pod web-0 broke when its process pid 4242 (python3) exited "
