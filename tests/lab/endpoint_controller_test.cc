@@ -30,6 +30,8 @@ public:
 
   std::optional<std::string> backend_of(uint16_t) const override { return std::nullopt; }
 
+  std::optional<ClientConnection> connection_of(uint16_t) const override { return std::nullopt; }
+
   uint64_t refusals() const override { return 0; }
 
   std::vector<std::pair<std::string, Duration>> scheduled;
