@@ -23,15 +23,29 @@ for project in "$EVAL"/*/; do
   "$ZERODROP" audit --fix "$project" 2>/dev/null || true
 done > "$WORK/fixes.yaml"
 python3 - "$WORK/fixes.yaml" "$EVAL" <<'PY' || fail "a readiness fix points a probe at what cannot answer it"
-import sys, yaml, glob, os
+import sys, yaml, glob, os, re
 patched = []
-for doc in yaml.safe_load_all(open(sys.argv[1])):
+json_patched = []  # (kind, name, container index, probe) from RFC 6902 patches (custom resources)
+for chunk in open(sys.argv[1]).read().split("\n---\n"):
+    doc = yaml.safe_load(chunk)
+    if isinstance(doc, list):
+        head = re.search(r"# zerodrop --fix: (\S+) (?:\S+/)?(\S+) \(", chunk)
+        for op in doc:
+            m = re.fullmatch(r"/spec/template/spec/containers/(\d+)(/readinessProbe)?", op.get("path", ""))
+            value = op.get("value")
+            if not m or op.get("op") not in ("add", "replace") or not isinstance(value, dict):
+                continue
+            probe = value if m.group(2) else value.get("readinessProbe")
+            if probe:
+                json_patched.append((head.group(1), head.group(2), int(m.group(1)), probe))
+        continue
     spec = ((doc or {}).get("spec") or {}).get("template", {}).get("spec", {})
     for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
         if c.get("readinessProbe"):
             patched.append((doc["kind"], doc["metadata"]["name"], c["name"], c["readinessProbe"]))
 # The containers as written, to compare the patched probe with what they already pass.
 written = {}
+by_index = {}
 for path in glob.glob(os.path.join(sys.argv[2], "*", "*")):
     try:
         docs = list(yaml.safe_load_all(open(path)))
@@ -43,9 +57,13 @@ for path in glob.glob(os.path.join(sys.argv[2], "*", "*")):
         spec = ((d.get("spec") or {}).get("template") or {}).get("spec") or {}
         for c in spec.get("containers") or []:
             written.setdefault((d.get("kind"), (d.get("metadata") or {}).get("name"), c.get("name")), []).append(c)
+        for i, c in enumerate(spec.get("containers") or []):
+            by_index.setdefault((d.get("kind"), (d.get("metadata") or {}).get("name"), i), c.get("name"))
 DATASTORE_PORTS = {5432, 3306, 27017, 6379, 9092, 5672, 11211, 9042, 2181, 4222, 26379, 33060}
 def handler(p):
     return {k: v for k, v in p.items() if k in ("httpGet", "tcpSocket", "grpc", "exec") and v}
+for kind, name, index, probe in json_patched:
+    patched.append((kind, name, by_index.get((kind, name, index)), probe))
 bad = 0
 for kind, name, container, probe in patched:
     h = handler(probe)
