@@ -420,11 +420,12 @@ RequestDiagnosis attribute(const RequestRecord& r, size_t index, const Facts& fa
     Micros t = send_time(r);
     auto applied = facts.applied_for(r.router, r.backend);
     Case c{r, *life, facts, context, t, state_at(*life, t), applied, applied && *applied <= t};
-    // Most specific first: a liveness kill, a SIGKILL, what became of the request's own
-    // connection, a refusal, a stale keep-alive connection,
-    // a request cut in flight, too few replicas, then what the backend's state says.
+    // Most specific first: a liveness kill, a SIGKILL, a stale keep-alive connection (a request
+    // the router no longer sent there: whatever then broke its connection, Connection: close
+    // would have kept it away), what became of the request's own connection, a refusal, a
+    // request cut in flight, too few replicas, then what the backend's state says.
     std::optional<RequestDiagnosis> found = liveness_rule(c);
-    for (auto rule : {kill_rule, end_of_run_rule, connection_rule, refusal_rule, stale_rule,
+    for (auto rule : {kill_rule, end_of_run_rule, stale_rule, connection_rule, refusal_rule,
                       in_flight_rule, capacity_rule}) {
       if (!found) {
         found = rule(c);
