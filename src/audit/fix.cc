@@ -85,8 +85,8 @@ std::vector<std::string> handler_lines(const kube::Handler& h) {
   };
   switch (h.kind) {
     case kube::HandlerKind::http_get: {
-      std::vector<std::string> lines = {"  httpGet:", "    path: " + quote(h.path.empty() ? "/" : h.path),
-                                        port()};
+      std::vector<std::string> lines = {
+          "  httpGet:", "    path: " + quote(h.path.empty() ? "/" : h.path), port()};
       if (h.scheme == "HTTPS") {
         lines.push_back("    scheme: HTTPS");
       }
@@ -95,8 +95,9 @@ std::vector<std::string> handler_lines(const kube::Handler& h) {
     case kube::HandlerKind::tcp_socket:
       return {"  tcpSocket:", port()};
     case kube::HandlerKind::grpc:
-      return h.path.empty() ? std::vector<std::string>{"  grpc:", port()}
-                            : std::vector<std::string>{"  grpc:", port(), "    service: " + quote(h.path)};
+      return h.path.empty()
+                 ? std::vector<std::string>{"  grpc:", port()}
+                 : std::vector<std::string>{"  grpc:", port(), "    service: " + quote(h.path)};
     case kube::HandlerKind::exec:
       return {"  exec:", "    command: " + nlohmann::json(h.command).dump()};
     case kube::HandlerKind::sleep:
@@ -111,8 +112,8 @@ bool plan_readiness(const Finding& f, const WorkloadView& view, size_t index,
                     std::vector<std::string>& lines) {
   const Container& c = view.workload->containers[index];
   bool replacing = f.rule == id::kReadinessTcpOnHttp;
-  ReadinessProposal p = propose_readiness(
-      view, index, replacing ? &c.readiness_probe->handler : nullptr);
+  ReadinessProposal p =
+      propose_readiness(view, index, replacing ? &c.readiness_probe->handler : nullptr);
   if (!p.handler) {
     return false;
   }

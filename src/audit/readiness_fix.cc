@@ -20,8 +20,8 @@ std::string port_flow(const kube::PortRef& port) {
 // Ports of servers that speak their own protocol, not HTTP: postgres, mysql, mongo, redis,
 // kafka, rabbitmq (AMQP), memcached, cassandra, zookeeper, nats, sentinel.
 bool datastore_port(int port) {
-  constexpr std::array kPorts = {5432, 3306, 27017, 6379, 9092, 5672, 11211, 9042, 2181, 4222,
-                                 26379, 33060};
+  constexpr std::array kPorts = {5432,  3306, 27017, 6379, 9092,  5672,
+                                 11211, 9042, 2181,  4222, 26379, 33060};
   return std::find(kPorts.begin(), kPorts.end(), port) != kPorts.end();
 }
 
@@ -30,8 +30,7 @@ bool grpc_name(std::string_view name) {
 }
 
 bool tls_name(std::string_view name) {
-  return name == "https" || name.starts_with("https-") || name.ends_with("-https")
-         || name == "tls";
+  return name == "https" || name.starts_with("https-") || name.ends_with("-https") || name == "tls";
 }
 
 // The scheme the container's other HTTP probes use on `port`, "" if none says.
@@ -158,8 +157,8 @@ ReadinessProposal propose_readiness(const WorkloadView& view, size_t index,
   }
   h.kind = HandlerKind::http_get;
   h.path = "<path>";
-  return advice(h, fmt::format("nothing in the manifest tells what port {} speaks",
-                               port_flow(h.port)));
+  return advice(
+      h, fmt::format("nothing in the manifest tells what port {} speaks", port_flow(h.port)));
 }
 
 }  // namespace zerodrop::audit

@@ -119,8 +119,8 @@ struct DocumentRef {
 
 // What a streamed audit keeps of every Service, PodDisruptionBudget, HorizontalPodAutoscaler,
 // Ingress and ServiceMonitor between its two passes: not the object, only where it is and hashes
-// of what it matches on (tens of bytes each). For a workload it names the documents that may hold an
-// object routing to, guarding or scaling it: a superset (hash collisions), which the Cluster
+// of what it matches on (tens of bytes each). For a workload it names the documents that may hold
+// an object routing to, guarding or scaling it: a superset (hash collisions), which the Cluster
 // built from those documents then matches exactly.
 class RoutingIndex {
 public:

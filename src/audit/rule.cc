@@ -73,8 +73,8 @@ constexpr std::array kRules = {
              "the input is not valid YAML or not a valid Kubernetes object",
              "what cannot be read cannot be audited (nor applied)"},
     // SQL migrations: the old version keeps serving against the schema the new one migrates.
-    RuleInfo{id::kSqlDropColumn, Hole::schema_race, Severity::error,
-             "a migration drops a column", "the version still running selects or writes it"},
+    RuleInfo{id::kSqlDropColumn, Hole::schema_race, Severity::error, "a migration drops a column",
+             "the version still running selects or writes it"},
     RuleInfo{id::kSqlDropTable, Hole::schema_race, Severity::error, "a migration drops a table",
              "the version still running reads or writes it"},
     RuleInfo{id::kSqlRenameColumn, Hole::schema_race, Severity::error,

@@ -79,9 +79,10 @@ std::string readiness_fix(const ReadinessProposal& p) {
   if (p.handler) {
     return fmt::format("add readinessProbe: {} ({})", p.text, p.reason);
   }
-  return fmt::format("add a readinessProbe such as {}, filling in the <…> ({}); it must answer "
-                     "only when the app can serve",
-                     p.text, p.reason);
+  return fmt::format(
+      "add a readinessProbe such as {}, filling in the <…> ({}); it must answer "
+      "only when the app can serve",
+      p.text, p.reason);
 }
 
 void check_readiness(const WorkloadView& view, size_t i, Findings& out) {

@@ -210,9 +210,9 @@ std::optional<RequestDiagnosis> connection_rule(const Case& c) {
   // itself, whatever the lag before its exit was recorded.
   // Exit status 128 + the stop signal is that death as PID 1 reports it (a handler that re-raised
   // the signal, which the kernel drops for PID 1, then exited as a shell reports it).
-  bool died_of_signal = c.life.exit_signal.has_value()
-                        || (c.life.exit_code && c.life.stop_signal
-                            && *c.life.exit_code == 128 + *c.life.stop_signal);
+  bool died_of_signal =
+      c.life.exit_signal.has_value()
+      || (c.life.exit_code && c.life.stop_signal && *c.life.exit_code == 128 + *c.life.stop_signal);
   bool at_exit = c.life.exited
                  && ((at + kTolerance >= *c.life.exited && !idle)
                      || (died_of_signal && at + kTolerance >= stop_time(c.life)));

@@ -59,7 +59,7 @@ struct Options {
   uint32_t threads = 1;                         // event-loop threads
   uint64_t max_requests = 0;  // stop sending after this many requests (0 = no limit)
   Protocol protocol = Protocol::http1;
-  uint32_t streams = 100;  // HTTP/2: concurrent streams per connection (at most the server's)
+  uint32_t streams = 100;   // HTTP/2: concurrent streams per connection (at most the server's)
   std::string grpc_method;  // gRPC: "pkg.Service/Method"; the body is the serialized message
   std::vector<int> ok_grpc_status = {0};  // gRPC statuses that count as success
   RetryUnprocessed retry_unprocessed = RetryUnprocessed::once;
@@ -68,14 +68,14 @@ struct Options {
 // HTTP/2 counts of a run (all zero for HTTP/1.1).
 struct Http2Counts {
   static constexpr size_t kCodes = 14;  // RFC 9113 error codes; anything above counts in the last
-  std::array<uint64_t, kCodes> goaways{};     // GOAWAY frames received, by error code
+  std::array<uint64_t, kCodes> goaways{};      // GOAWAY frames received, by error code
   std::array<uint64_t, kCodes> rst_streams{};  // RST_STREAM frames received, by error code
-  uint64_t closed_without_goaway = 0;  // connections the server closed without any GOAWAY
-  uint64_t unprocessed = 0;            // first attempts refused unprocessed and resent
-  uint64_t resent_ok = 0;              // resends that succeeded
-  uint64_t resend_failed = 0;          // resends that failed (their class is the resend's)
-  std::array<uint64_t, 17> grpc_status{};  // gRPC: answers by grpc-status (0..16)
-  uint64_t grpc_status_other = 0;          // statuses above 16
+  uint64_t closed_without_goaway = 0;          // connections the server closed without any GOAWAY
+  uint64_t unprocessed = 0;                    // first attempts refused unprocessed and resent
+  uint64_t resent_ok = 0;                      // resends that succeeded
+  uint64_t resend_failed = 0;                  // resends that failed (their class is the resend's)
+  std::array<uint64_t, 17> grpc_status{};      // gRPC: answers by grpc-status (0..16)
+  uint64_t grpc_status_other = 0;              // statuses above 16
 
   void merge(const Http2Counts& other);
 };

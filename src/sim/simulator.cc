@@ -105,7 +105,8 @@ App app_from_string(std::string_view text, std::string_view what) {
       return app;
     }
   }
-  throw Error(fmt::format("{}: unknown app '{}' (naive, close-listener, graceful, linger)", what, text));
+  throw Error(
+      fmt::format("{}: unknown app '{}' (naive, close-listener, graceful, linger)", what, text));
 }
 
 void validate(const Options& o) {

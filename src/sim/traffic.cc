@@ -242,9 +242,7 @@ void Accountant::old_pod(int r, size_t index) {
     return;
   }
   bool exits_at_once = o_.app == App::naive || o_.app == App::linger;
-  double broken = o_.app == App::close_listener ? p.idle_closed
-                  : exits_at_once               ? p.exit
-                                                : p.kill;
+  double broken = o_.app == App::close_listener ? p.idle_closed : exits_at_once ? p.exit : p.kill;
   if (broken == kNever || broken >= end_) {
     return;
   }

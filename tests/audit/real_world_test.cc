@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include "audit/output.h"
-
 #include "audit/rule.h"
 #include "audit_testing.h"
 
@@ -81,14 +80,17 @@ TEST(RealWorld, RecreateBehindAServiceIsAnOutage) {
 
 TEST(RealWorld, DaemonSetUpdatingEveryNodeAtOnce) {
   auto ds = [](const std::string& unavailable) {
-    return service() + workload_of_kind("DaemonSet", "  updateStrategy: {rollingUpdate: "
-                                                     "{maxUnavailable: " + unavailable + "}}\n");
+    return service()
+           + workload_of_kind("DaemonSet",
+                              "  updateStrategy: {rollingUpdate: "
+                              "{maxUnavailable: "
+                                  + unavailable + "}}\n");
   };
   EXPECT_TRUE(has(audit_text(ds("\"100%\"")), rule_id::kAllUnavailable));
   EXPECT_FALSE(has(audit_text(ds("\"50%\"")), rule_id::kAllUnavailable));
   EXPECT_FALSE(has(audit_text(ds("1")), rule_id::kAllUnavailable));
-  EXPECT_FALSE(has(audit_text(service() + workload_of_kind("DaemonSet", "")),
-                   rule_id::kAllUnavailable));
+  EXPECT_FALSE(
+      has(audit_text(service() + workload_of_kind("DaemonSet", "")), rule_id::kAllUnavailable));
 }
 
 TEST(RealWorld, StatefulSetWithMaxUnavailableOfAllReplicas) {
@@ -172,7 +174,8 @@ TEST(ReadinessFix, TakesTheLivenessHandlerWithItsScheme) {
 TEST(ReadinessFix, UnprovenPortsAreAdviceWithAMarkedPlaceholderNotAPatch) {
   for (const char* port : {"{name: grpc, containerPort: 9000}", "{name: http, containerPort: 80}",
                            "{containerPort: 7000}"}) {
-    std::string yaml = service("9000") + deployment(std::string(R"(          image: registry.example/api:1
+    std::string yaml =
+        service("9000") + deployment(std::string(R"(          image: registry.example/api:1
           ports: [)") + port + R"(]
           lifecycle: {preStop: {sleep: {seconds: 5}}}
 )");
@@ -186,7 +189,8 @@ TEST(ReadinessFix, UnprovenPortsAreAdviceWithAMarkedPlaceholderNotAPatch) {
     ASSERT_EQ(found.size(), 1u);
     EXPECT_NE(found[0].fix.find("filling in the <"), std::string::npos) << found[0].fix;
   }
-  std::string grpc = patch_of(service("9000") + deployment(R"(          image: registry.example/api:1
+  std::string grpc =
+      patch_of(service("9000") + deployment(R"(          image: registry.example/api:1
           ports: [{name: grpc, containerPort: 9000}]
 )"));
   EXPECT_NE(grpc.find("{grpc: {port: grpc}}"), std::string::npos) << grpc;

@@ -57,8 +57,8 @@ spec:
 }
 
 TEST(MergeKeys, OfAScalarIsAProblem) {
-  Loaded loaded = load_text("apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {<<: 5}\n",
-                            "bad.yaml");
+  Loaded loaded =
+      load_text("apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {<<: 5}\n", "bad.yaml");
   ASSERT_EQ(loaded.problems.size(), 1u);
   EXPECT_NE(loaded.problems[0].message.find("merge key"), std::string::npos);
 }
