@@ -95,7 +95,7 @@ void print_load(std::ostream& out, const Diagnosis& d, const Style& s) {
                        t.p50_ms, t.p90_ms, t.p99_ms, t.max_ms);
   }
   out << '\n';
-  if (t.failed > 0) {
+  if (!d.failures.empty()) {  // single request records (the simulator's buckets carry none)
     std::string after =
         t.client_retry
             ? fmt::format("failed after client retries {} ({} retry-safe failures resent)",
