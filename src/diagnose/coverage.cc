@@ -67,10 +67,6 @@ std::string probability(double p) {
   return p >= 0.01 ? fmt::format("{:.2f}", p) : fmt::format("{:.1e}", p);
 }
 
-std::string ms(Micros d) {
-  return fmt::format("{:.1f} ms", std::chrono::duration<double, std::milli>(d).count());
-}
-
 // "no new connection … could occur" or the new connections, the windows and the chance of none.
 std::string race_text(const Coverage& c) {
   double low = INFINITY, high = 0;
@@ -104,8 +100,9 @@ std::string summary_of(const Coverage& c) {
     stop_requests += p.stop_requests;
   }
   std::string windows = shortest->stop_window() == longest->stop_window()
-                            ? ms(shortest->stop_window())
-                            : ms(shortest->stop_window()) + "–" + ms(longest->stop_window());
+                            ? duration_text(shortest->stop_window())
+                            : duration_text(shortest->stop_window()) + "–"
+                                  + duration_text(longest->stop_window());
   return fmt::format(
       "{} termination{}, stop windows (signal → exit) {}: {} request{} in flight at the signals "
       "and {} sent within the windows; {}",

@@ -289,18 +289,19 @@ std::string coverage_text(const Coverage& c) {
   return text;
 }
 
-// The load's failures as a retrying client saw them (browsers, Go, gRPC resend retry-safe ones).
+// The load's failures as a retrying client saw them (browsers, Go, gRPC resend retry-safe ones),
+// after the raw count and its holes.
 std::string retries_text(const Totals& t) {
   if (t.failed == 0 || (t.retry_safe == 0 && !t.client_retry)) {
     return {};
   }
   if (t.client_retry) {
-    return fmt::format(" ({} after client retries: {} retry-safe failures resent)",
+    return fmt::format("; {} after client retries ({} retry-safe failures resent)",
                        t.failed_after_retries(), t.resent);
   }
   return fmt::format(
-      " ({} retry-safe: a client that resends them would have seen {} if each resend "
-      "succeeded)",
+      "; {} retry-safe: a client that resends them would have seen {} if each resend "
+      "succeeded",
       t.retry_safe, t.failed_after_retries());
 }
 
@@ -313,8 +314,7 @@ std::string conclusion_of(const Diagnosis& d, const Facts& facts) {
   for (const HoleSummary& h : d.holes) {
     parts.push_back(fmt::format("{} {}", record::to_string(h.hole), h.requests));
   }
-  std::string head = fmt::format("{} of {} requests failed{}", d.totals.failed, d.totals.requests,
-                                 retries_text(d.totals));
+  std::string head = fmt::format("{} of {} requests failed", d.totals.failed, d.totals.requests);
   if (facts.traffic_only()) {
     std::vector<std::string> classes;
     for (const auto& [name, n] : d.totals.by_class) {
@@ -322,14 +322,15 @@ std::string conclusion_of(const Diagnosis& d, const Facts& facts) {
     }
     return fmt::format(
         "{} ({}){}; with no pod or router events in the record, no hole can be "
-        "named",
-        head, fmt::join(classes, ", "), disruption_text(d.disruption));
+        "named{}",
+        head, fmt::join(classes, ", "), disruption_text(d.disruption), retries_text(d.totals));
   }
   if (!d.rollout_related) {
     std::string why = facts.rollout_started() ? "" : " (no rollout happened in this run)";
-    return fmt::format("{}, none with a rollout-related cause{}", head, why);
+    return fmt::format("{}, none with a rollout-related cause{}{}", head, why,
+                       retries_text(d.totals));
   }
-  return fmt::format("{}: {}", head, fmt::join(parts, ", "));
+  return fmt::format("{}: {}{}", head, fmt::join(parts, ", "), retries_text(d.totals));
 }
 
 void add_fixes(const record::RunRecord& run, const Options& options, Diagnosis& d,

@@ -132,8 +132,8 @@ TEST(Retries, TheVerdictShowsRawAndAfterRetriesAndFailsOnRaw) {
   EXPECT_FALSE(d.totals.client_retry);
   EXPECT_EQ(d.totals.failed_after_retries(), 1u);
   EXPECT_NE(d.conclusion.find("2 of "), std::string::npos) << d.conclusion;
-  EXPECT_NE(d.conclusion.find("(1 retry-safe: a client that resends them would have seen 1 if "
-                              "each resend succeeded)"),
+  EXPECT_NE(d.conclusion.find("; 1 retry-safe: a client that resends them would have seen 1 if "
+                              "each resend succeeded"),
             std::string::npos)
       << d.conclusion;
 
@@ -151,7 +151,7 @@ TEST(Retries, TheVerdictShowsRawAndAfterRetriesAndFailsOnRaw) {
   EXPECT_TRUE(d.totals.client_retry);
   EXPECT_EQ(d.totals.resent, 1u);
   EXPECT_EQ(d.totals.failed_after_retries(), 1u);
-  EXPECT_NE(d.conclusion.find("(1 after client retries: 1 retry-safe failures resent)"),
+  EXPECT_NE(d.conclusion.find("; 1 after client retries (1 retry-safe failures resent)"),
             std::string::npos)
       << d.conclusion;
 }

@@ -32,13 +32,13 @@ Options one_connection(const std::string& url, const std::string& method) {
   return o;
 }
 
-struct Run {
+struct Recorded {
   Summary summary;
   std::vector<record::RequestRecord> records;
 };
 
-Run run_recording(const Options& options) {
-  Run result;
+Recorded run_recording(const Options& options) {
+  Recorded result;
   Hooks hooks;
   hooks.on_record = [&](const record::RequestRecord& r) {
     result.records.push_back(r);
@@ -70,7 +70,7 @@ TEST(RetrySafe, OnlyAnIdempotentRequestBrokenOnAReusedConnectionBeforeAnyByte) {
 
 TEST(RetrySafe, AGetCutOnAReusedConnectionIsMarkedAndCountedButNotResent) {
   MisbehavingServer server({.behaviour = Behaviour::close_reused});
-  Run r = run_recording(one_connection(server.url(), "GET"));
+  Recorded r = run_recording(one_connection(server.url(), "GET"));
   ASSERT_EQ(r.records.size(), 6u);
   for (const record::RequestRecord& rec : r.records) {
     bool reused = rec.connection == record::Connection::reused;
@@ -89,7 +89,7 @@ TEST(RetrySafe, APostIsNeverRetrySafe) {
   MisbehavingServer server({.behaviour = Behaviour::close_reused});
   Options o = one_connection(server.url(), "POST");
   o.client_retry = ClientRetry::once;
-  Run r = run_recording(o);
+  Recorded r = run_recording(o);
   EXPECT_EQ(r.summary.failed, 3u);
   EXPECT_EQ(r.summary.retry_safe, 0u);
   EXPECT_EQ(r.summary.resent, 0u);
@@ -102,7 +102,7 @@ TEST(ClientRetry, ResendsARetrySafeFailureOnceOnANewConnection) {
   MisbehavingServer server({.behaviour = Behaviour::close_reused});
   Options o = one_connection(server.url(), "GET");
   o.client_retry = ClientRetry::once;
-  Run r = run_recording(o);
+  Recorded r = run_recording(o);
   EXPECT_TRUE(r.summary.client_retry);
   EXPECT_EQ(r.summary.resent, r.summary.failed);
   EXPECT_EQ(r.summary.resent_ok, r.summary.resent);
@@ -149,7 +149,7 @@ TEST(FreshShare, OpensANewConnectionAfterEachClosingRequest) {
   Options o = one_connection(server.url(), "GET");
   o.max_requests = 40;
   o.fresh_share = 0.25;
-  Run r = run_recording(o);
+  Recorded r = run_recording(o);
   ASSERT_EQ(r.records.size(), 40u);
   EXPECT_EQ(r.summary.failed, 0u);
   EXPECT_EQ(r.summary.connections_opened, 10u);  // requests 3, 7, …, 39 close: the 40th ends it
