@@ -20,6 +20,7 @@
 #include "lab/demo.h"
 #include "lab/lab.h"
 #include "lab/manifest.h"
+#include "lab/runs.h"
 #include "report/report.h"
 
 namespace zerodrop::cli {
@@ -57,6 +58,9 @@ struct Flags {
   std::string rate = "200", connections = "64", method = "GET", path = "/", timeout = "10s";
   bool no_keepalive = false;
   bool keepalive = false;
+  std::string fresh_share = "50%";
+  bool client_retry = false;
+  std::string runs = "1";
   std::string warmup = "2s", tail = "3s", ready_timeout = "30s", out, pid_namespace = "auto";
   bool demo = false;
   std::string router_only, listen = "127.0.0.1:0", backend;
@@ -121,7 +125,19 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--connections", f.connections, "maximum concurrent connections")
       ->capture_default_str();
   app.add_flag("--no-keepalive", f.no_keepalive, "a new connection per request");
-  app.add_flag("--keepalive", f.keepalive, "reuse connections (the default)");
+  app.add_flag("--keepalive", f.keepalive,
+               "reuse connections; given alone, every request reuses one (--fresh-share 0%)");
+  app.add_option("--fresh-share", f.fresh_share,
+                 "share of requests sent with 'Connection: close', so that new connections "
+                 "(which a stopping pod can refuse) mix with reused ones (which it can cut)")
+      ->capture_default_str();
+  app.add_flag("--client-retry", f.client_retry,
+               "resend once, on a new connection, a failure a browser would resend (idempotent, "
+               "reused connection, no response byte), as zerodrop load --client-retry");
+  app.add_option("--runs", f.runs,
+                 "repeat the rollout N times with seeds --seed, --seed+1, …; one sub-folder of "
+                 "--out per run and a summary of the holes per run")
+      ->capture_default_str();
   app.add_option("--method", f.method, "HTTP method")->capture_default_str();
   app.add_option("--path", f.path, "request path")->capture_default_str();
   app.add_option("--timeout", f.timeout, "whole-request timeout")->capture_default_str();
@@ -254,6 +270,11 @@ lab::Options to_options(const CLI::App& app, const Flags& f) {
   o.load.rate = parse_number(f.rate, "--rate");
   o.load.connections = static_cast<uint32_t>(integer(f.connections, "--connections", 1, 100000));
   o.load.keepalive = f.no_keepalive && !f.keepalive ? load::Keepalive::off : load::Keepalive::on;
+  // An explicit --keepalive (without --fresh-share) means what it meant before the mixed default:
+  // every request on a kept-alive connection.
+  bool keepalive_alone = app.count("--keepalive") > 0 && app.count("--fresh-share") == 0;
+  o.load.fresh_share = keepalive_alone ? 0 : parse_share(f.fresh_share, "--fresh-share");
+  o.load.client_retry = f.client_retry ? load::ClientRetry::once : load::ClientRetry::off;
   o.load.timeout = dur(f.timeout, "--timeout");
   o.method = f.method;
   o.path = f.path.empty() || f.path[0] != '/' ? "/" + f.path : f.path;
@@ -307,6 +328,21 @@ int run_lab(const CLI::App& app, const Flags& f) {
     return lab::run_demo(own_dir() + "/examples", out, std::cout, finish);
   }
   lab::Options options = to_options(app, f);
+  int runs = integer(f.runs, "--runs", 1, 1000);
+  if (runs > 1) {
+    if (options.kube_api) {
+      throw Error("--runs: not with --kube-api (one API per run)");
+    }
+    std::string root = f.out;
+    if (root.empty()) {
+      char pattern[] = "/tmp/zerodrop-lab-runs-XXXXXX";
+      if (::mkdtemp(pattern) == nullptr) {
+        throw Error("--runs: cannot create a folder like /tmp/zerodrop-lab-runs-XXXXXX");
+      }
+      root = pattern;
+    }
+    return lab::run_repeated(options, runs, root, std::cout, finish);
+  }
   options.on_run_dir = [](const std::string& dir) {
     std::cerr << "zerodrop lab: run folder " << dir << "\n";
   };

@@ -58,6 +58,8 @@ struct Flags {
   std::string connections = "64";
   bool keepalive = true;
   std::string max_per_connection = "0";
+  std::string fresh_share = "0%";
+  bool client_retry = false;
   std::string method = "GET";
   std::vector<std::string> headers;
   std::string body;
@@ -124,6 +126,13 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--max-requests-per-connection", f.max_per_connection,
                  "close a connection after N requests; 0 = unlimited")
       ->capture_default_str();
+  app.add_option("--fresh-share", f.fresh_share,
+                 "send this share of the requests with 'Connection: close', evenly spread, so "
+                 "that as many new connections open beside the kept-alive ones")
+      ->capture_default_str();
+  app.add_flag("--client-retry", f.client_retry,
+               "resend once, on a new connection, a failure a browser would resend (idempotent "
+               "method, reused connection, no response byte); both attempts are recorded");
   app.add_option("--method", f.method, "HTTP method")
       ->capture_default_str()
       ->each([&f](const std::string&) { f.method_given = true; });
@@ -225,6 +234,8 @@ load::Options options_of(const Flags& f) {
   o.keepalive = f.keepalive ? load::Keepalive::on : load::Keepalive::off;
   o.max_requests_per_connection = static_cast<uint64_t>(
       parse_integer(f.max_per_connection, "--max-requests-per-connection", 0, INT64_MAX));
+  o.fresh_share = parse_share(f.fresh_share, "--fresh-share");
+  o.client_retry = f.client_retry ? load::ClientRetry::once : load::ClientRetry::off;
   for (const std::string& h : f.headers) {
     o.headers.push_back(load::parse_header(h));
   }
@@ -314,6 +325,12 @@ private:
     x["duration"] = f.duration;
     x["connections"] = f.connections;
     x["keepalive"] = f.keepalive ? "on" : "off";
+    if (f.fresh_share != "0%") {
+      x["fresh_share"] = f.fresh_share;
+    }
+    if (f.client_retry) {
+      x["client_retry"] = "once";
+    }
     x["timeout"] = f.timeout;
     x["ok_status"] = f.ok_status;
     if (!f.grpc.empty() || f.http2) {

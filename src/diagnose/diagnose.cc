@@ -80,6 +80,9 @@ Totals totals_of_requests(const record::RunRecord& run) {
   for (const record::RequestRecord& r : run.requests) {
     ++totals.requests;
     ++(r.failed ? totals.failed : totals.ok);
+    totals.retry_safe += r.failed && r.retry_safe ? 1 : 0;
+    totals.resent += r.resent ? 1 : 0;
+    totals.client_retry = totals.client_retry || r.attempt > 1;
     if (r.failed) {
       ++classes[std::string(record::to_string(r.outcome))];
     }
@@ -258,9 +261,54 @@ void describe_traffic_only(const record::RunRecord& run, Diagnosis& d) {
   }
 }
 
+// What a pass covered, and whether it covered little: a hole with no traffic where it would
+// show passes too.
+std::string coverage_text(const Coverage& c) {
+  if (c.pods.empty()) {
+    return {};
+  }
+  std::vector<std::string> weak;
+  if (c.race_windows > Micros{0} && c.race_miss > 0.05 && c.race_fresh == 0) {
+    weak.push_back(fmt::format(
+        "a pod refusing new connections after its stop signal would have shown no failure "
+        "with probability {:.2f}",
+        c.race_miss));
+  }
+  if (c.in_flight_at_signals == 0
+      && std::all_of(c.pods.begin(), c.pods.end(),
+                     [](const PodCoverage& p) { return p.stop_requests == 0; })) {
+    weak.push_back("no request was at a stopping pod, so a missing drain could not show");
+  }
+  std::string text = "; covered: " + c.summary;
+  if (!weak.empty()) {
+    text += fmt::format(
+        "; a pass that covered little: {}; rerun with --runs N, a higher --rate or "
+        "--fresh-share",
+        fmt::join(weak, "; "));
+  }
+  return text;
+}
+
+// The load's failures as a retrying client saw them (browsers, Go, gRPC resend retry-safe ones),
+// after the raw count and its holes.
+std::string retries_text(const Totals& t) {
+  if (t.failed == 0 || (t.retry_safe == 0 && !t.client_retry)) {
+    return {};
+  }
+  if (t.client_retry) {
+    return fmt::format("; {} after client retries ({} retry-safe failures resent)",
+                       t.failed_after_retries(), t.resent);
+  }
+  return fmt::format(
+      "; {} retry-safe: a client that resends them would have seen {} if each resend "
+      "succeeded",
+      t.retry_safe, t.failed_after_retries());
+}
+
 std::string conclusion_of(const Diagnosis& d, const Facts& facts) {
   if (d.verdict == Verdict::pass) {
-    return fmt::format("no request failed ({} requests)", d.totals.requests);
+    return fmt::format("no request failed ({} requests){}", d.totals.requests,
+                       coverage_text(d.coverage));
   }
   std::vector<std::string> parts;
   for (const HoleSummary& h : d.holes) {
@@ -274,14 +322,15 @@ std::string conclusion_of(const Diagnosis& d, const Facts& facts) {
     }
     return fmt::format(
         "{} ({}){}; with no pod or router events in the record, no hole can be "
-        "named",
-        head, fmt::join(classes, ", "), disruption_text(d.disruption));
+        "named{}",
+        head, fmt::join(classes, ", "), disruption_text(d.disruption), retries_text(d.totals));
   }
   if (!d.rollout_related) {
     std::string why = facts.rollout_started() ? "" : " (no rollout happened in this run)";
-    return fmt::format("{}, none with a rollout-related cause{}", head, why);
+    return fmt::format("{}, none with a rollout-related cause{}{}", head, why,
+                       retries_text(d.totals));
   }
-  return fmt::format("{}: {}", head, fmt::join(parts, ", "));
+  return fmt::format("{}: {}{}", head, fmt::join(parts, ", "), retries_text(d.totals));
 }
 
 void add_fixes(const record::RunRecord& run, const Options& options, Diagnosis& d,
@@ -341,6 +390,7 @@ Diagnosis diagnose(const record::RunRecord& run, const Options& options) {
   d.rollout_related = std::any_of(d.holes.begin(), d.holes.end(),
                                   [](const HoleSummary& h) { return h.hole != Hole::unexplained; });
   d.grace_kills = grace_kills_of(run, facts, d.failures);
+  d.coverage = coverage_of(run, facts);
   d.conclusion = conclusion_of(d, facts) + grace_kills_text(d.grace_kills);
   return d;
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "diagnose/coverage.h"
 #include "record/run_record.h"
 
 namespace zerodrop::diagnose {
@@ -128,6 +129,15 @@ struct Totals {
   uint64_t failed = 0;
   std::vector<std::pair<std::string, uint64_t>> by_class;  // failed classes, most frequent first
   double p50_ms = 0, p90_ms = 0, p99_ms = 0, max_ms = 0;   // latency from the intended send time
+  // Failures a client may resend unchanged (record::retry_safe), and when the load resent them
+  // (--client-retry) how many it resent. `requests` and `failed` count every attempt: raw.
+  uint64_t retry_safe = 0;
+  uint64_t resent = 0;
+  bool client_retry = false;  // the record holds resends (attempt 2)
+
+  // What a client that resends retry-safe failures once saw: measured with --client-retry, else
+  // the best case (each resend succeeding).
+  uint64_t failed_after_retries() const { return failed - (client_retry ? resent : retry_safe); }
 };
 
 // Where in a pod's life a request reached it (the lab's per-pod summary).
@@ -171,6 +181,7 @@ struct Diagnosis {
   // The longest stretch of consecutive failures, when the record has it (a load run's
   // disruption_started and disruption_ended events).
   std::optional<Window> disruption;
+  Coverage coverage;             // what the terminations put to the test
   bool rollout_related = false;  // some failure has a rollout cause (a hole other than unexplained)
   std::string conclusion;        // one sentence: pass, the holes, or "no rollout-related cause"
 };

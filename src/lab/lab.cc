@@ -305,6 +305,12 @@ record::Scenario describe(const Options& o) {
                                                  : "delete-pod";
   x["rate"] = fmt::format("{}", o.load.rate);
   x["keepalive"] = o.load.keepalive == load::Keepalive::on ? "on" : "off";
+  if (o.load.keepalive == load::Keepalive::on) {
+    x["fresh_share"] = fmt::format("{}%", o.load.fresh_share * 100);
+  }
+  if (o.load.client_retry == load::ClientRetry::once) {
+    x["client_retry"] = "once";
+  }
   x["connections"] = std::to_string(o.load.connections);
   x["method"] = o.method;
   x["path"] = o.path;

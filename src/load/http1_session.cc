@@ -73,7 +73,8 @@ void Http1Session::send(TimePoint now) {
   ++requests_;
   const PlanTarget& target = plan_.targets[stream_.request.target];
   uint64_t max = worker_.options().max_requests_per_connection;
-  last_ = worker_.options().keepalive == Keepalive::off || (max != 0 && requests_ >= max);
+  last_ = worker_.options().keepalive == Keepalive::off || (max != 0 && requests_ >= max)
+          || closes_connection(worker_.options().fresh_share, stream_.request.seq);
   const http::RequestTemplate& head = last_ ? target.close : target.keep_alive;
   head.write(head_.get(), stream_.request.seq);
   head_size_ = head.size();

@@ -90,6 +90,7 @@ Summary run(const Options& options, const Hooks& hooks) {
   summary.last_failure_s = failures.last_s;
   summary.interrupted = interrupted;
   summary.protocol = options.protocol;
+  summary.client_retry = options.client_retry == ClientRetry::once;
   return summary;
 }
 

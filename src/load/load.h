@@ -27,6 +27,10 @@ enum class Protocol { http1, http2, grpc };
 // id) is resent once, as gRPC clients do (RFC 9113 §8.7), or fails as it would for a naive client.
 enum class RetryUnprocessed { once, never };
 
+// HTTP/1.1: whether a retry-safe failure (record::retry_safe: idempotent, reused connection, no
+// response byte) is resent once on a new connection, as browsers and Go's net/http do.
+enum class ClientRetry { off, once };
+
 // One request template: the pacer uses the targets round-robin.
 struct Target {
   std::string method = "GET";
@@ -47,6 +51,9 @@ struct Options {
   uint32_t connections = 64;  // maximum concurrent connections
   Keepalive keepalive = Keepalive::on;
   uint64_t max_requests_per_connection = 0;  // 0 = unlimited
+  // The share of requests (0..1) sent with `Connection: close`, spread evenly by sequence number,
+  // so that about rate × share new connections open per second beside the kept-alive ones.
+  double fresh_share = 0;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
   Duration timeout = std::chrono::seconds(10);         // whole request, from the actual send
@@ -63,6 +70,7 @@ struct Options {
   std::string grpc_method;  // gRPC: "pkg.Service/Method"; the body is the serialized message
   std::vector<int> ok_grpc_status = {0};  // gRPC statuses that count as success
   RetryUnprocessed retry_unprocessed = RetryUnprocessed::once;
+  ClientRetry client_retry = ClientRetry::off;
 };
 
 // HTTP/2 counts of a run (all zero for HTTP/1.1).
@@ -92,6 +100,13 @@ struct Summary {
   uint64_t late = 0;    // could not be sent on time because every connection was busy
   uint64_t unsent = 0;  // were due before the end but never sent: every connection stayed busy
   uint64_t connections_opened = 0;
+  // Failures a client may resend unchanged (record::retry_safe), and with ClientRetry::once the
+  // ones resent and how many of those resends succeeded. Every attempt counts in `requests`,
+  // `failed` and `outcomes`: those are the raw counts; failed − resent is what such a client saw.
+  uint64_t retry_safe = 0;
+  uint64_t resent = 0;
+  uint64_t resent_ok = 0;
+  bool client_retry = false;
   double rate_achieved = 0;  // requests sent per second of wall time
   double elapsed_s = 0;
   double disruption_s = 0;  // longest stretch of consecutive failures, in seconds

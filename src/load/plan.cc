@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "http/idempotent.h"
 #include "http/url.h"
 #include "load/grpc.h"
 
@@ -65,11 +66,20 @@ void check_numbers(const Options& options) {
   if (options.interval <= Duration::zero()) {
     throw Error("--interval: must be more than 0");
   }
+  if (!(options.fresh_share >= 0 && options.fresh_share <= 1)) {
+    throw Error(
+        fmt::format("--fresh-share: expected 0% to 100%, got {}%", options.fresh_share * 100));
+  }
 }
 
 void check_http2(const Options& options) {
   if (options.protocol == Protocol::http1) {
     return;
+  }
+  if (options.client_retry == ClientRetry::once) {
+    throw Error(
+        "--client-retry: HTTP/1.1 only (over HTTP/2 unprocessed requests are resent "
+        "without it; see --no-retry-unprocessed)");
   }
   if (options.streams == 0) {
     throw Error("--streams: must be at least 1");
@@ -206,9 +216,14 @@ PlanTarget make_target(Plan& plan, const Options& options, const Target& target)
   if (url.tls && !plan.tls) {
     plan.tls = make_tls_context(options);
   }
-  return PlanTarget{endpoint, http::RequestTemplate(spec), http::RequestTemplate(last),
+  bool idempotent = options.protocol != Protocol::grpc  // every gRPC call is a POST
+                    && http::idempotent(boost::beast::http::string_to_verb(target.method));
+  return PlanTarget{endpoint,
+                    http::RequestTemplate(spec),
+                    http::RequestTemplate(last),
                     target.method == "HEAD" ? http::BodyAllowed::no : http::BodyAllowed::yes,
-                    h2_headers(options, target, url)};
+                    h2_headers(options, target, url),
+                    idempotent ? record::Idempotent::yes : record::Idempotent::no};
 }
 
 }  // namespace
@@ -221,6 +236,13 @@ bool Plan::is_ok_grpc(int grpc_status) const {
 bool Plan::is_ok(int status) const {
   return std::any_of(ok_status.begin(), ok_status.end(),
                      [&](const StatusRange& r) { return status >= r.first && status <= r.last; });
+}
+
+bool closes_connection(double share, uint64_t seq) {
+  auto whole = [share](uint64_t k) {
+    return std::floor(static_cast<double>(k) * share);
+  };
+  return share > 0 && whole(seq + 1) > whole(seq);
 }
 
 Plan make_plan(const Options& options) {

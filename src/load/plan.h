@@ -33,6 +33,7 @@ struct PlanTarget {
   // HTTP/2: the request's header fields, pseudo-headers first, names lower-case (the sequence
   // header is added per request).
   std::vector<std::pair<std::string, std::string>> h2_headers;
+  record::Idempotent idempotent = record::Idempotent::yes;  // its method (http/idempotent.h)
 };
 
 // Everything the workers read, validated and built once before the run; read-only afterwards.
@@ -51,6 +52,10 @@ struct Plan {
   bool is_ok(int status) const;
   bool is_ok_grpc(int grpc_status) const;
 };
+
+// Whether request `seq` is sent with `Connection: close` to make `share` (0..1) of the requests
+// the last on their connection: evenly spread, request k closes when floor((k+1)·share) grows.
+bool closes_connection(double share, uint64_t seq);
 
 // Validates `options` and resolves every host. Throws Error naming the culprit: no target, a
 // malformed or non-http(s) URL, an unresolvable host, a bad header, a non-positive duration, an

@@ -99,6 +99,25 @@ nlohmann::json h2_json(const Summary& s) {
           {"unprocessed_retry_failed", h.resend_failed}};
 }
 
+// What a client that resends retry-safe failures once saw, beside the raw counts. Empty when
+// nothing failed.
+std::string format_retries(const Summary& s) {
+  if (s.failed == 0) {
+    return {};
+  }
+  if (s.client_retry) {
+    return fmt::format(
+        "retries   {} retry-safe failure(s) resent on a new connection ({} ok, {} failed): {} "
+        "failed after client retries, {} raw\n",
+        s.resent, s.resent_ok, s.resent - s.resent_ok, s.failed - s.resent, s.failed);
+  }
+  return fmt::format(
+      "retries   {} of {} failure(s) retry-safe (idempotent, reused connection, no response "
+      "byte): a client that resends those once would have seen {} if each resend succeeded "
+      "(--client-retry tries it)\n",
+      s.retry_safe, s.failed, s.failed - s.retry_safe);
+}
+
 }  // namespace
 
 std::string format_summary(const Summary& s) {
@@ -116,6 +135,7 @@ std::string format_summary(const Summary& s) {
         "disruption {:.3f}s from {:.3f}s (longest stretch of consecutive failures); failures "
         "between {:.3f}s and {:.3f}s\n",
         s.disruption_s, s.disruption_start_s, s.first_failure_s, s.last_failure_s);
+    out += format_retries(s);
   }
   const auto& l = s.latency_ms;
   out += fmt::format("latency   p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  (from intended send)\n",
@@ -166,7 +186,14 @@ std::string summary_json(const Summary& s) {
       {"last_failure_s", s.last_failure_s},
       {"connections_opened", s.connections_opened},
       {"interrupted", s.interrupted},
+      {"retry_safe", s.retry_safe},
+      {"client_retry", s.client_retry},
+      {"failed_after_retries", s.failed - (s.client_retry ? s.resent : s.retry_safe)},
   };
+  if (s.client_retry) {
+    j["resent"] = s.resent;
+    j["resent_ok"] = s.resent_ok;
+  }
   if (s.protocol != Protocol::http1) {
     j["protocol"] = s.protocol == Protocol::grpc ? "grpc" : "h2";
     j["h2"] = h2_json(s);

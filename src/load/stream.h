@@ -26,8 +26,9 @@ struct Request {
   uint64_t seq = 0;
   uint32_t target = 0;
   TimePoint intended;
-  uint8_t attempt = 1;                        // 2 when resent after an unprocessed refusal
-  std::optional<FirstAttempt> first_attempt;  // set when attempt is 2
+  uint8_t attempt = 1;  // 2 when resent (HTTP/2: refused unprocessed; --client-retry)
+  std::optional<FirstAttempt> first_attempt;  // HTTP/2: set when attempt is 2
+  bool client_resend = false;  // --client-retry's resend: goes out on a new connection
 };
 
 // One request on a connection, from the hand-over to its end: what the worker records.

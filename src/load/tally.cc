@@ -40,6 +40,9 @@ void Tally::merge(const Tally& other) {
   late += other.late;
   unsent += other.unsent;
   connections_opened += other.connections_opened;
+  retry_safe += other.retry_safe;
+  resent += other.resent;
+  resent_ok += other.resent_ok;
   for (size_t i = 0; i < outcomes.size(); ++i) {
     outcomes[i] += other.outcomes[i];
     if (first_error[i].empty()) {
@@ -76,6 +79,9 @@ Summary summarize(const Tally& tally, double elapsed_s, double sending_s) {
   s.late = tally.late;
   s.unsent = tally.unsent;
   s.connections_opened = tally.connections_opened;
+  s.retry_safe = tally.retry_safe;
+  s.resent = tally.resent;
+  s.resent_ok = tally.resent_ok;
   s.elapsed_s = elapsed_s;
   s.rate_achieved = sending_s > 0 ? static_cast<double>(tally.sent) / sending_s : 0;
   s.latency_ms = percentiles_of(tally.latency);

@@ -22,6 +22,9 @@ struct Tally {
   uint64_t late = 0;
   uint64_t unsent = 0;
   uint64_t connections_opened = 0;
+  uint64_t retry_safe = 0;  // failures a client may resend unchanged
+  uint64_t resent = 0;      // --client-retry: retry-safe failures resent
+  uint64_t resent_ok = 0;   // … whose resend succeeded
   std::array<uint64_t, record::kOutcomeCount> outcomes{};
   std::array<std::string, record::kOutcomeCount> first_error{};  // set once per class
   LatencyHistogram latency;  // from the intended send time, requests that got a response

@@ -99,23 +99,27 @@ bool Worker::next_request(TimePoint now, Request& out) const {
 // endpoint with nothing in flight, closed to free its slot. An HTTP/2 session that can take more
 // streams stays in its idle list.
 Session* Worker::pick(uint32_t endpoint) {
-  auto take_idle = [](std::vector<Session*>& list, bool unused) -> Session* {
-    while (!list.empty()) {
-      Session* c = list.back();
-      if (c->state() == Session::State::idle && (!unused || c->active() == 0)) {
-        return c;
-      }
-      if (unused && c->state() == Session::State::idle) {
-        return nullptr;  // in use: keep it listed
-      }
-      list.pop_back();
-      c->in_idle_list = false;
+  std::vector<Session*>& list = idle_[endpoint];
+  while (!list.empty()) {
+    Session* c = list.back();
+    if (c->state() == Session::State::idle) {
+      return c;
     }
-    return nullptr;
-  };
-  if (Session* c = take_idle(idle_[endpoint], false)) {
+    list.pop_back();
+    c->in_idle_list = false;
+  }
+  return pick_new();
+}
+
+// A slot for a new connection: a closed one, else an idle one with nothing in flight, closed.
+Session* Worker::pick_new() {
+  if (Session* c = take_closed()) {
     return c;
   }
+  return close_unused_idle();
+}
+
+Session* Worker::take_closed() {
   while (!closed_.empty()) {
     Session* c = closed_.back();
     closed_.pop_back();
@@ -124,12 +128,22 @@ Session* Worker::pick(uint32_t endpoint) {
       return c;
     }
   }
+  return nullptr;
+}
+
+Session* Worker::close_unused_idle() {
   for (auto& list : idle_) {
-    if (Session* c = take_idle(list, true)) {
+    while (!list.empty()) {
+      Session* c = list.back();
+      if (c->state() == Session::State::idle && c->active() != 0) {
+        break;  // in use: keep it listed
+      }
       list.pop_back();
       c->in_idle_list = false;
-      c->close();
-      return c;
+      if (c->state() == Session::State::idle) {
+        c->close();
+        return c;
+      }
     }
   }
   return nullptr;
@@ -138,7 +152,8 @@ Session* Worker::pick(uint32_t endpoint) {
 void Worker::dispatch(TimePoint now) {
   Request request;
   while (next_request(now, request)) {
-    Session* c = pick(run_.plan.targets[request.target].endpoint);
+    Session* c =
+        request.client_resend ? pick_new() : pick(run_.plan.targets[request.target].endpoint);
     if (c == nullptr) {
       return;
     }
@@ -268,9 +283,7 @@ void Worker::on_finished(const Finished& f) {
   if (failed && !f.stream.error.empty()) {
     tally_.note_error(f.outcome, f.stream.error);
   }
-  if (f.stream.request.attempt > 1) {
-    ++(failed ? tally_.h2.resend_failed : tally_.h2.resent_ok);
-  }
+  count_retry(f, failed);
   if (run_.hooks.on_interval) {
     std::lock_guard lock(interval_mutex_);
     interval_.add(f.outcome, failed, f.responded, latency, service);
@@ -279,6 +292,32 @@ void Worker::on_finished(const Finished& f) {
   if (run_.hooks.on_record) {
     fill_record(f);
     run_.hooks.on_record(record_);
+  }
+}
+
+// Counts the resends and the failures a client may resend, and with --client-retry queues the
+// resend of a retry-safe first attempt on a new connection (it stays active until resent).
+void Worker::count_retry(const Finished& f, bool failed) {
+  const Request& request = f.stream.request;
+  if (request.attempt > 1 && !request.client_resend) {
+    ++(failed ? tally_.h2.resend_failed : tally_.h2.resent_ok);
+  }
+  tally_.resent_ok += request.client_resend && !failed ? 1 : 0;
+  auto bytes = f.stream.has_first_byte ? record::ResponseBytes::some : record::ResponseBytes::none;
+  auto connection = f.reused ? record::Connection::reused : record::Connection::fresh;
+  retry_safe_ = failed
+                && record::retry_safe(f.outcome, connection, bytes,
+                                      run_.plan.targets[request.target].idempotent);
+  resent_ = retry_safe_ && request.attempt == 1 && run_.options.client_retry == ClientRetry::once;
+  tally_.retry_safe += retry_safe_ ? 1 : 0;
+  if (resent_) {
+    ++tally_.resent;
+    ++tally_.sent;
+    ++active_;
+    Request again = request;
+    again.attempt = 2;
+    again.client_resend = true;
+    resend_.push_back(again);
   }
 }
 
@@ -304,6 +343,9 @@ void Worker::fill_record(const Finished& f) {
   record_.backend.assign(f.backend);
   record_.router_error.assign(f.router_error);
   record_.error.assign(f.stream.error);
+  record_.retry_safe = retry_safe_;
+  record_.attempt = request.client_resend ? 2 : 1;
+  record_.resent = resent_;
   if (f.h2 == nullptr) {
     record_.h2.reset();
     return;

@@ -86,6 +86,10 @@ private:
   TimePoint intended(uint64_t local) const;
   bool next_request(TimePoint now, Request& out) const;
   Session* pick(uint32_t endpoint);
+  Session* pick_new();
+  Session* take_closed();
+  Session* close_unused_idle();
+  void count_retry(const Finished& f, bool failed);
   void dispatch(TimePoint now);
   void pace();
   void arm_pacer(TimePoint at);
@@ -105,10 +109,14 @@ private:
   std::vector<std::unique_ptr<Session>> sessions_;
   std::vector<std::vector<Session*>> idle_;  // per endpoint; most recently used last
   std::vector<Session*> closed_;
-  std::deque<Request> resend_;  // unprocessed first attempts, at most the streams in flight
+  // Unprocessed first attempts (HTTP/2, at most the streams in flight) and --client-retry's
+  // resends of retry-safe failures (at most the connections).
+  std::deque<Request> resend_;
   Tally tally_;
   std::mutex interval_mutex_;
   Tally interval_;
+  bool retry_safe_ = false;       // of the request being finished, for its record
+  bool resent_ = false;           // … and whether it is resent
   record::RequestRecord record_;  // reused for every on_record call: no allocation per request
   uint64_t limit_ = UINT64_MAX;   // this worker's share of max_requests
   uint64_t due_ = 0;              // open loop: requests whose intended time has come

@@ -233,6 +233,12 @@ RequestRecord request_from_json(const json& j) {
     }
     r.backend_fate_at = micros_or_null(j, "backend_fate_us");
   }
+  r.retry_safe = j.value("retry_safe", false);
+  r.attempt = whole_or<uint8_t>(j, "attempt", 1);
+  r.resent = j.value("resent", false);
+  if (r.attempt < 1 || r.attempt > 2) {
+    throw Error(fmt::format("attempt: expected 1 or 2, got {}", int{r.attempt}));
+  }
   if (j.contains("proto")) {
     r.h2 = h2_from_json(j);
   }
@@ -356,6 +362,13 @@ std::string_view to_string(BackendFate fate) {
   return kFateNames[static_cast<size_t>(fate)];
 }
 
+bool retry_safe(Outcome outcome, Connection connection, ResponseBytes bytes, Idempotent method) {
+  bool broke =
+      outcome == Outcome::reset_before_response || outcome == Outcome::closed_before_response;
+  return broke && connection == Connection::reused && bytes == ResponseBytes::none
+         && method == Idempotent::yes;
+}
+
 std::optional<BackendFate> backend_fate_from_string(std::string_view name) {
   for (size_t i = 0; i < kFateNames.size(); ++i) {
     if (kFateNames[i] == name) {
@@ -421,6 +434,15 @@ void write_ndjson(std::ostream& out, const RequestRecord& r) {
     if (r.backend_fate_at) {
       j["backend_fate_us"] = r.backend_fate_at->count();
     }
+  }
+  if (r.failed) {
+    j["retry_safe"] = r.retry_safe;
+  }
+  if (r.attempt != 1) {
+    j["attempt"] = r.attempt;
+  }
+  if (r.resent) {
+    j["resent"] = true;
   }
   if (r.h2) {
     add_h2(j, *r.h2);

@@ -90,6 +90,14 @@ enum class BackendFate : uint8_t {
 };
 
 std::string_view to_string(BackendFate fate);
+
+enum class Idempotent : uint8_t { no, yes };  // the request's method (http/idempotent.h)
+enum class ResponseBytes : uint8_t { none, some };
+
+// Whether a failed request may be resent unchanged, as browsers, Go's net/http and gRPC resend
+// once: an idempotent method, on a reused connection, that broke (reset or closed) before any
+// response byte arrived — the server cannot have acted on it, or acting twice does no harm.
+bool retry_safe(Outcome outcome, Connection connection, ResponseBytes bytes, Idempotent method);
 std::optional<BackendFate> backend_fate_from_string(std::string_view name);
 
 // HTTP/2 error codes by name (RFC 9113 §7): "NO_ERROR", "REFUSED_STREAM"; "0x…" past the table.
@@ -148,6 +156,10 @@ struct RequestRecord {
                              // http::ProxyFailure's words ("upstream_timeout"); empty otherwise
   std::optional<BackendFate> backend_fate;  // its backend connection's fate, when a router knew
   std::optional<Micros> backend_fate_at;    // when that fate came (absent for `open`)
+  // A failure a client may resend unchanged (see retry_safe()); false for every success.
+  bool retry_safe = false;
+  uint8_t attempt = 1;  // 2: the resend of a retry-safe failure (load --client-retry), same seq
+  bool resent = false;  // this failed attempt was resent (load --client-retry)
 
   std::optional<Http2Facts> h2;  // HTTP/2 and gRPC runs only
 };

@@ -14,11 +14,14 @@ using diagnose::Diagnosis;
 void load_section(std::ostream& out, const Diagnosis& d) {
   const diagnose::Totals& t = d.totals;
   out << "<section id=\"load\"><h2>Load</h2><table><tr><th>requests</th><th>ok</th>"
-      << "<th>failed</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>max ms</th></tr>";
+      << "<th>failed</th><th>retry-safe</th><th>failed after client retries</th>"
+      << "<th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>max ms</th></tr>";
   out << fmt::format(
-      "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.1f}</td>"
+      "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td>{:.1f}</td><td>{:.1f}</td>"
       "<td>{:.1f}</td><td>{:.1f}</td></tr></table>",
-      t.requests, t.ok, t.failed, t.p50_ms, t.p90_ms, t.p99_ms, t.max_ms);
+      t.requests, t.ok, t.failed, t.retry_safe, t.failed_after_retries(),
+      t.client_retry ? " (resent)" : " (if each resend succeeded)", t.p50_ms, t.p90_ms, t.p99_ms,
+      t.max_ms);
   if (!t.by_class.empty()) {
     out << "<p>Failures by class: ";
     for (size_t i = 0; i < t.by_class.size(); ++i) {
@@ -87,6 +90,28 @@ void pods_section(std::ostream& out, const Diagnosis& d) {
   out << "</table></section>\n";
 }
 
+void coverage_section(std::ostream& out, const Diagnosis& d) {
+  const diagnose::Coverage& c = d.coverage;
+  if (c.pods.empty()) {
+    return;
+  }
+  out << "<section id=\"coverage\"><h2>What the terminations covered</h2><p>" << escape(c.summary)
+      << "</p><table><tr><th>pod</th><th>stop window ms</th>"
+      << "<th>in flight at signal</th><th>sent in stop window (new connections)</th>"
+      << "<th>routed after signal s</th><th>new connections then</th>"
+      << "<th>new connections/s while serving</th><th>P(none in window)</th></tr>";
+  for (const diagnose::PodCoverage& p : c.pods) {
+    out << fmt::format(
+        "<tr><td>{}</td><td>{:.1f}</td><td>{}</td><td>{} ({})</td><td>{:.3f}</td><td>{}</td>"
+        "<td>{:.1f}</td><td>{:.2g}</td></tr>",
+        escape(p.pod), std::chrono::duration<double, std::milli>(p.stop_window()).count(),
+        p.in_flight_at_signal, p.stop_requests, p.stop_fresh,
+        std::chrono::duration<double>(p.race_window()).count(), p.race_fresh, p.fresh_rate,
+        p.race_miss());
+  }
+  out << "</table></section>\n";
+}
+
 // The page's only script: marks the page as rendered (the e2e test reads the marker) and
 // highlights a hole's failures in the chart while the pointer is over its section.
 constexpr const char* kScript = R"(<script>
@@ -126,6 +151,7 @@ void write_html_body(std::ostream& out, const record::RunRecord& run, const Diag
   write_chart(out, run, d);
   out << "</section>\n";
   holes_section(out, d);
+  coverage_section(out, d);
   pods_section(out, d);
   out << "<p id=\"status\">rendering…</p>\n" << kScript << "</body></html>\n";
 }

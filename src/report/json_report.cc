@@ -35,7 +35,40 @@ ordered_json load_json(const diagnose::Totals& t) {
       {"ok", t.ok},
       {"failed", t.failed},
       {"failures_by_class", classes},
-      {"latency_ms", {{"p50", t.p50_ms}, {"p90", t.p90_ms}, {"p99", t.p99_ms}, {"max", t.max_ms}}}};
+      {"latency_ms", {{"p50", t.p50_ms}, {"p90", t.p90_ms}, {"p99", t.p99_ms}, {"max", t.max_ms}}},
+      {"retry_safe", t.retry_safe},
+      {"client_retry", t.client_retry},
+      {"resent", t.resent},
+      {"failed_after_retries", t.failed_after_retries()}};
+}
+
+ordered_json pod_coverage_json(const diagnose::PodCoverage& p) {
+  return {{"pod", p.pod},
+          {"signal_s", secs(p.signal)},
+          {"exit_s", secs(p.exit)},
+          {"stop_window_s", secs(p.stop_window())},
+          {"deregistered_s", optional_secs(p.deregistered)},
+          {"race_window_s", secs(p.race_window())},
+          {"in_flight_at_signal", p.in_flight_at_signal},
+          {"stop_requests", p.stop_requests},
+          {"stop_fresh", p.stop_fresh},
+          {"race_fresh", p.race_fresh},
+          {"after_deregistration", p.after_deregistration},
+          {"fresh_per_s", p.fresh_rate},
+          {"requests_per_s", p.request_rate},
+          {"race_miss", p.race_miss()}};
+}
+
+ordered_json coverage_json(const diagnose::Coverage& c) {
+  ordered_json pods = ordered_json::array();
+  for (const diagnose::PodCoverage& p : c.pods) {
+    pods.push_back(pod_coverage_json(p));
+  }
+  return {{"summary", c.summary},
+          {"in_flight_at_signals", c.in_flight_at_signals},
+          {"race_fresh", c.race_fresh},
+          {"race_miss", c.race_miss},
+          {"pods", pods}};
 }
 
 // The event as events.ndjson has it, but with its time in seconds and without the pod it is
@@ -124,7 +157,10 @@ ordered_json failure_json(const record::RunRecord& run, const diagnose::RequestD
           {"router_applied", f.router_applied},
           {"hole", record::to_string(f.hole)},
           {"reason", f.reason},
-          {"error", r.error}};
+          {"error", r.error},
+          {"retry_safe", r.retry_safe},
+          {"attempt", r.attempt},
+          {"resent", r.resent}};
 }
 
 // failure_json, with `router_error` when the router answered the request itself (optional).
@@ -198,6 +234,7 @@ void write_json(std::ostream& out, const record::RunRecord& run, const diagnose:
   j["propagation"] = propagation_json(d.propagation);
   j["longest_drain_s"] = optional_secs(d.longest_drain);
   j["drain_evidence"] = d.drain_evidence;
+  j["coverage"] = coverage_json(d.coverage);
   j["grace_kills"] = ordered_json::array();
   for (const diagnose::GraceKill& k : d.grace_kills) {
     j["grace_kills"].push_back(grace_kill_json(k));

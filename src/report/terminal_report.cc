@@ -95,6 +95,17 @@ void print_load(std::ostream& out, const Diagnosis& d, const Style& s) {
                        t.p50_ms, t.p90_ms, t.p99_ms, t.max_ms);
   }
   out << '\n';
+  if (!d.failures.empty()) {  // single request records (the simulator's buckets carry none)
+    std::string after =
+        t.client_retry
+            ? fmt::format("failed after client retries {} ({} retry-safe failures resent)",
+                          t.failed_after_retries(), t.resent)
+            : fmt::format(
+                "retry-safe {}: a client that resends those once would have seen {} "
+                "failed if each resend succeeded",
+                t.retry_safe, t.failed_after_retries());
+    out << wrap(after, "  ", s.width);
+  }
   if (!t.by_class.empty()) {
     std::string classes;
     for (const auto& [name, n] : t.by_class) {
@@ -148,6 +159,31 @@ void print_propagation(std::ostream& out, const Diagnosis& d, const Style& s) {
                   "deletion (router {}, pod {})",
                   p.samples.size(), seconds(p.p50), seconds(p.max), longest->router, longest->pod),
       "  ", s.width);
+}
+
+// What each termination put to the test: the stop window, traffic at the signal and in it, the
+// new connections routed to the pod after its signal and the chance that none arrive.
+void print_coverage(std::ostream& out, const Diagnosis& d, const Style& s) {
+  const diagnose::Coverage& c = d.coverage;
+  if (c.pods.empty()) {
+    return;
+  }
+  out << '\n' << s.bold("What the terminations covered") << '\n';
+  out << fmt::format("  {:<18} {:>9} {:>9} {:>13} {:>10} {:>9} {:>10} {:>9}\n", "pod", "stop ms",
+                     "in flight", "in stop (new)", "routed s", "new conns", "new/s", "P(none)");
+  for (const diagnose::PodCoverage& p : c.pods) {
+    out << fmt::format("  {:<18} {:>9.1f} {:>9} {:>13} {:>10.3f} {:>9} {:>10.1f} {:>9.2g}\n",
+                       p.pod.substr(0, 18),
+                       std::chrono::duration<double, std::milli>(p.stop_window()).count(),
+                       p.in_flight_at_signal, fmt::format("{} ({})", p.stop_requests, p.stop_fresh),
+                       std::chrono::duration<double>(p.race_window()).count(), p.race_fresh,
+                       p.fresh_rate, p.race_miss());
+  }
+  out << s.dim(
+      wrap("stop: signal → exit; routed: how long routers still sent it new connections "
+           "after its signal; new/s: new connections it got while serving; P(none) = "
+           "exp(−new/s × routed)",
+           "  ", s.width));
 }
 
 // The pods the stop signal did not stop: SIGKILLed at the end of the grace period.
@@ -316,6 +352,7 @@ void print_terminal(std::ostream& out, const record::RunRecord& run, const Diagn
   print_pods(out, d, style);
   print_propagation(out, d, style);
   print_grace_kills(out, d, style);
+  print_coverage(out, d, style);
   print_holes(out, d, style);
   print_timeline(out, run, d, style);
 }

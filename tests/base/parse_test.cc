@@ -33,3 +33,24 @@ TEST(Parse, IntOrPercentRoundsLikeKubernetes) {
 
 }  // namespace
 }  // namespace zerodrop
+
+namespace zerodrop {
+namespace {
+
+TEST(ParseShare, ReadsAPercentageAsAFraction) {
+  EXPECT_DOUBLE_EQ(parse_share("50%", "--fresh-share"), 0.5);
+  EXPECT_DOUBLE_EQ(parse_share("12.5%", "--fresh-share"), 0.125);
+  EXPECT_DOUBLE_EQ(parse_share("0%", "--fresh-share"), 0);
+  EXPECT_DOUBLE_EQ(parse_share("100%", "--fresh-share"), 1);
+  for (const char* bad : {"50", "0.5", "101%", "-1%", "%", "x%", ""}) {
+    EXPECT_THROW(parse_share(bad, "--fresh-share"), Error) << bad;
+  }
+  try {
+    parse_share("0.5", "--fresh-share");
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "--fresh-share: expected a percentage from 0% to 100%, got '0.5'");
+  }
+}
+
+}  // namespace
+}  // namespace zerodrop

@@ -59,6 +59,38 @@ TEST(Report, TextNamesFailureClasses) {
   EXPECT_NE(format_interval(example()).find("http_502 3"), std::string::npos);
 }
 
+// Both counts in every summary: the raw failures the exit code goes by, and what a client that
+// resends retry-safe failures saw (estimated, or measured with --client-retry).
+TEST(Report, RawAndAfterRetryCountsInTextAndJson) {
+  Summary s = example();
+  s.retry_safe = 2;
+  EXPECT_NE(format_summary(s).find(
+                "retries   2 of 3 failure(s) retry-safe (idempotent, reused connection, no "
+                "response byte): a client that resends those once would have seen 1 if each "
+                "resend succeeded (--client-retry tries it)\n"),
+            std::string::npos)
+      << format_summary(s);
+  auto j = nlohmann::json::parse(summary_json(s));
+  EXPECT_EQ(j["retry_safe"], 2);
+  EXPECT_EQ(j["failed_after_retries"], 1);
+  EXPECT_FALSE(j.contains("resent"));
+
+  s.client_retry = true;
+  s.resent = 2;
+  s.resent_ok = 1;
+  EXPECT_NE(format_summary(s).find("retries   2 retry-safe failure(s) resent on a new connection "
+                                   "(1 ok, 1 failed): 1 failed after client retries, 3 raw\n"),
+            std::string::npos)
+      << format_summary(s);
+  j = nlohmann::json::parse(summary_json(s));
+  EXPECT_EQ(j["resent"], 2);
+  EXPECT_EQ(j["resent_ok"], 1);
+  EXPECT_EQ(j["failed_after_retries"], 1);
+
+  s.failed = 0;
+  EXPECT_EQ(format_summary(s).find("retries"), std::string::npos) << "nothing failed";
+}
+
 TEST(Report, Http2AndGrpcCountsInTextAndJson) {
   Summary s = example();
   s.protocol = Protocol::grpc;

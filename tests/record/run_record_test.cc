@@ -144,6 +144,58 @@ TEST(RunRecord, BackendFateRoundTrips) {
   std::remove(path.c_str());
 }
 
+// A failure says whether a client could resend it; --client-retry's two attempts say which is
+// which. An ok record carries none of it.
+TEST(RunRecord, RetryFieldsRoundTripAndStayOutOfOkRecords) {
+  std::string path = ::testing::TempDir() + "/rr_retry.ndjson";
+  {
+    std::ofstream out(path);
+    RequestRecord first;
+    first.outcome = Outcome::closed_before_response;
+    first.failed = true;
+    first.retry_safe = true;
+    first.resent = true;
+    write_ndjson(out, first);
+    RequestRecord again;
+    again.attempt = 2;
+    write_ndjson(out, again);
+    RequestRecord post;
+    post.outcome = Outcome::reset_before_response;
+    post.failed = true;
+    write_ndjson(out, post);
+    out << R"({"seq":3,"intended_us":0,"done_us":0,"class":"ok","attempt":3})" << '\n';
+  }
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_NE(line.find(R"("retry_safe":true)"), std::string::npos) << line;
+  EXPECT_NE(line.find(R"("resent":true)"), std::string::npos) << line;
+  std::getline(in, line);
+  EXPECT_NE(line.find(R"("attempt":2)"), std::string::npos) << line;
+  EXPECT_EQ(line.find("retry_safe"), std::string::npos) << line;
+  std::getline(in, line);
+  EXPECT_NE(line.find(R"("retry_safe":false)"), std::string::npos) << line;
+  EXPECT_THROW(read_requests(path), Error);  // attempt 3
+  std::ofstream(path, std::ios::trunc).close();
+  {
+    std::ofstream out(path);
+    RequestRecord first;
+    first.outcome = Outcome::closed_before_response;
+    first.failed = first.retry_safe = first.resent = true;
+    write_ndjson(out, first);
+    RequestRecord again;
+    again.attempt = 2;
+    write_ndjson(out, again);
+  }
+  auto back = read_requests(path);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_TRUE(back[0].retry_safe && back[0].resent);
+  EXPECT_EQ(back[0].attempt, 1);
+  EXPECT_EQ(back[1].attempt, 2);
+  EXPECT_FALSE(back[1].retry_safe || back[1].resent);
+  std::remove(path.c_str());
+}
+
 TEST(RunRecord, BadLineNamesFileAndLine) {
   std::string path = ::testing::TempDir() + "/rr_bad.ndjson";
   {

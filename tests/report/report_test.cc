@@ -116,6 +116,40 @@ TEST(ReportTerminal, FitsInOneHundredColumnsWithoutColourOffATerminal) {
   EXPECT_NE(text.find("after router update"), std::string::npos);
 }
 
+// Every rendering says what the terminations covered and what a retrying client would have seen.
+TEST(Report, CoverageAndRetriesInTerminalJsonAndHtml) {
+  record::RunRecord run = naive_run();
+  for (record::RequestRecord& r : run.requests) {
+    r.retry_safe = r.outcome == Outcome::reset_before_response;  // the reused one, before a byte
+  }
+  diagnose::Diagnosis d = diagnose::diagnose(run, {});
+  std::ostringstream text;
+  print_terminal(text, run, d, TerminalOptions{Colour::never, 100}, false);
+  EXPECT_NE(text.str().find("retry-safe 1: a client that resends those once would have seen 15 "
+                            "failed if each resend succeeded"),
+            std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("What the terminations covered"), std::string::npos) << text.str();
+  // A 10 ms stop window; in flight at the signal: the one reset and an ok one sent at 3.999999 s.
+  EXPECT_NE(text.str().find("web-0                   10.0         2"), std::string::npos)
+      << text.str();
+  std::ostringstream json_out;
+  write_json(json_out, run, d);
+  json j = json::parse(json_out.str());
+  EXPECT_EQ(j["load"]["retry_safe"], 1);
+  EXPECT_EQ(j["load"]["failed_after_retries"], 15);
+  EXPECT_EQ(j["coverage"]["pods"].size(), 1u);
+  EXPECT_EQ(j["coverage"]["pods"][0]["pod"], "web-0");
+  EXPECT_EQ(j["coverage"]["pods"][0]["in_flight_at_signal"], 2);
+  EXPECT_NEAR(j["coverage"]["pods"][0]["race_window_s"].get<double>(), 2.02, 1e-5);
+  EXPECT_EQ(j["coverage"]["pods"][0]["race_fresh"], 15);
+  EXPECT_EQ(j["failed_requests"][0]["retry_safe"], true);
+  std::ostringstream html;
+  write_html(html, run, d);
+  EXPECT_NE(html.str().find("<section id=\"coverage\">"), std::string::npos);
+  EXPECT_NE(html.str().find("<th>failed after client retries</th>"), std::string::npos);
+}
+
 TEST(ReportTerminal, ColoursWhenAsked) {
   EXPECT_NE(terminal_text(naive_run(), Colour::always).find("\x1b["), std::string::npos);
 }

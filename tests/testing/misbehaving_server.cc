@@ -26,14 +26,14 @@ using asio::awaitable;
 using asio::ip::tcp;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
-constexpr std::array<std::string_view, 21> kNames = {
+constexpr std::array<std::string_view, 22> kNames = {
     "ok",           "status",          "chunked",         "slow",         "refuse",
     "reset",        "close",           "reset-mid-body",  "truncated",    "stall",
     "huge-headers", "endless-headers", "invalid-chunked", "endless-body", "garbage",
     "backlog-full", "head-length",     "interim",         "echo",         "slow-reset",
-    "slow-close",
+    "slow-close",   "close-reused",
 };
-static_assert(kNames.size() == static_cast<size_t>(Behaviour::slow_close) + 1,
+static_assert(kNames.size() == static_cast<size_t>(Behaviour::close_reused) + 1,
               "one name per Behaviour");
 
 bool equals_ignore_case(std::string_view a, std::string_view b) {
@@ -131,8 +131,13 @@ awaitable<void> MisbehavingServer::Impl::accept_loop() {
 awaitable<void> MisbehavingServer::Impl::session(tcp::socket socket) {
   std::string buffer;
   std::string head;
-  while (co_await read_request(socket, buffer, head)) {
+  for (uint64_t n = 1; co_await read_request(socket, buffer, head); ++n) {
     ++requests;
+    if (options.behaviour == Behaviour::close_reused && n > 1) {
+      boost::system::error_code ignored;
+      socket.shutdown(tcp::socket::shutdown_both, ignored);
+      co_return;
+    }
     if (!co_await respond(socket, head)) {
       co_return;
     }
@@ -178,6 +183,7 @@ awaitable<bool> MisbehavingServer::Impl::respond(tcp::socket& socket, const std:
   switch (options.behaviour) {
     case Behaviour::ok:
     case Behaviour::refuse:
+    case Behaviour::close_reused:
       co_await write(socket, response(200, "ok"));
       co_return true;
     case Behaviour::status:

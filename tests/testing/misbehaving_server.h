@@ -30,13 +30,16 @@ enum class Behaviour {
   garbage,          // bytes that are not HTTP
   backlog_full,     // listens with a full accept queue, never accepts: connect times out
   // Correct HTTP that proxies have got wrong:
-  head_length,  // 200 "ok" with Content-Length: 2; to HEAD the same headers and no body (nginx)
-  interim,      // 100 Continue and 103 Early Hints, then 200 "ok"
-  echo,         // 200 whose body is the request head as received, with hop-by-hop response
-                // headers a proxy must drop (Connection: X-Hop, X-Hop, Keep-Alive,
-                // Proxy-Connection) and a forged X-Zerodrop-Router-Error
-  slow_reset,   // reads the request, waits Options::delay, then resets (a request held, then cut)
-  slow_close,   // reads the request, waits Options::delay, then closes (FIN)
+  head_length,   // 200 "ok" with Content-Length: 2; to HEAD the same headers and no body (nginx)
+  interim,       // 100 Continue and 103 Early Hints, then 200 "ok"
+  echo,          // 200 whose body is the request head as received, with hop-by-hop response
+                 // headers a proxy must drop (Connection: X-Hop, X-Hop, Keep-Alive,
+                 // Proxy-Connection) and a forged X-Zerodrop-Router-Error
+  slow_reset,    // reads the request, waits Options::delay, then resets (a request held, then cut)
+  slow_close,    // reads the request, waits Options::delay, then closes (FIN)
+  close_reused,  // answers each connection's first request (200 "ok", keep-alive) and closes
+                 // (FIN) at its second without answering: a kept-alive connection the server
+                 // closed as the client sent on it (nginx's old workers at a reload)
 };
 
 std::optional<Behaviour> behaviour_from_string(std::string_view name);

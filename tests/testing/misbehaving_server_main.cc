@@ -32,6 +32,7 @@ Modes:
   head-length      200 "ok", Content-Length: 2; to HEAD the same headers, no body (as nginx)
   interim          100 Continue and 103 Early Hints, then 200 "ok"
   echo             200 echoing the request head, with hop-by-hop headers a proxy must drop
+  close-reused     answers each connection's first request, closes it at the second unanswered
 
 Prints "listening on http://HOST:PORT/" (and writes PORT to --port-file) once it accepts
 connections, then serves until SIGINT or SIGTERM.
