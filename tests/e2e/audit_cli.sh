@@ -1,4 +1,6 @@
 #!/bin/bash
+# labels: offline
+# cost: 20
 # zerodrop audit as a CI gate: exit codes, formats, stdin, bad input, --fix never edits files.
 source "$(dirname "$0")/lib.sh"
 DATA="$SOURCE_DIR/tests/audit/data"

@@ -1,4 +1,6 @@
 #!/bin/bash
+# labels: offline
+# cost: 50
 # zerodrop audit on the 27 sets of real public manifests ($SHARED_DIR/eval/manifests, read in
 # place, never copied): no crash, and exactly the findings judged in audit_eval_judged.txt (each
 # with its verdict against Kubernetes' semantics and the reason); a new or missing finding fails

@@ -10,6 +10,7 @@ Usage: audit_fix_kubectl.py KUBECTL PATCHES OUT_DIR ROOT
   ROOT     the file or folder the audit read (workload documents name their file as given)
 Prints "checked N patches (kinds: …)" on success."""
 import concurrent.futures
+import copy
 import json
 import os
 import re
@@ -41,6 +42,49 @@ def objects_of(path):
     return out
 
 
+def yaml_files(root):
+    """The files `kubectl -R -f root` reads, in its order (a lexical walk, like Go's filepath.Walk)."""
+    if not os.path.isdir(root):
+        return [root]
+    out = []
+    for entry in sorted(os.listdir(root)):
+        path = os.path.join(root, entry)
+        if os.path.isdir(path):
+            out.extend(yaml_files(path))
+        elif os.path.splitext(entry)[1] in (".json", ".yaml", ".yml"):
+            out.append(path)
+    return out
+
+
+def split_by_file(root, objects):
+    """`objects` (kubectl's reading of `root`) per file of `root`, keyed by normalised path: each
+    file's share is as many objects as PyYAML finds documents in it. None unless both readings
+    agree on every object's kind and name, in order (then each file is read with kubectl)."""
+    try:
+        import yaml
+        shares = []
+        for path in yaml_files(root):
+            kinds = []
+            with open(path) as fh:
+                for doc in yaml.safe_load_all(fh):
+                    if not doc:
+                        continue
+                    items = (doc.get("items") or []) if doc.get("kind") == "List" else [doc]
+                    kinds.extend((o.get("kind"), (o.get("metadata") or {}).get("name"))
+                                 for o in items)
+            shares.append((os.path.normpath(path), kinds))
+    except Exception:  # PyYAML missing, or a file it reads differently from kubectl
+        return None
+    if [k for _, kinds in shares for k in kinds] != \
+            [(o.get("kind"), o.get("metadata", {}).get("name")) for o in objects]:
+        return None
+    by_file, at = {}, 0
+    for path, kinds in shares:
+        by_file[path] = copy.deepcopy(objects[at:at + len(kinds)])
+        at += len(kinds)
+    return by_file
+
+
 def resource(obj):
     group = obj["apiVersion"].split("/")[0] if "/" in obj["apiVersion"] else ""
     return obj["kind"].lower() + ("." + group if group else "")
@@ -66,19 +110,18 @@ def documents(text):
 
 def main():
     everything = objects_of(ROOT)
+    # One kubectl start per file costs more than the rest of the test: split the whole reading.
+    split = split_by_file(ROOT, everything)
     by_file = {}
     jobs = []
-    added = []
+    new_docs = []  # the objects to add, read by one kubectl after the loop
     closes = []
     for n, doc in enumerate(documents(open(PATCHES).read())):
         lines = doc.splitlines()
         if all(not line.strip() or line.startswith("#") for line in lines):
             continue  # "nothing to patch" notes
         if any(NEW.match(line) for line in lines):
-            new = os.path.join(OUT, f"new-{n}.yaml")
-            with open(new, "w") as fh:
-                fh.write(doc)
-            added.extend(objects_of(new))
+            new_docs.append(doc)
             continue
         apply = [m for m in map(APPLY.match, lines) if m]
         if len(apply) != 1:
@@ -91,7 +134,8 @@ def main():
             closes.append({"kind": head[0].group(1), "name": head[0].group(2), "namespace": ns,
                            "closes": said[0].split(", ") if said else []})
             if path not in by_file:
-                by_file[path] = objects_of(path)
+                known = split.get(os.path.normpath(path)) if split is not None else None
+                by_file[path] = known if known is not None else objects_of(path)
             pool = by_file[path]
         else:  # an HPA or PDB patch: every object of that name
             pool = everything
@@ -103,6 +147,13 @@ def main():
             fh.write(doc)
         for k, target in enumerate(targets):
             jobs.append((n, k, kind, res, target, patch))
+
+    added = []
+    if new_docs:
+        new = os.path.join(OUT, "new.yaml")
+        with open(new, "w") as fh:
+            fh.write("\n---\n".join(d if d.endswith("\n") else d + "\n" for d in new_docs))
+        added = objects_of(new)
 
     def run(job):
         n, k, kind, res, target, patch = job

@@ -1,4 +1,6 @@
 #!/bin/bash
+# labels: offline
+# cost: 80
 # `zerodrop audit --fix` emits what kubectl accepts for every kind: each document is applied
 # with `kubectl patch --local` as its own "# apply:" line says (strategic merge for built-in
 # kinds, an RFC 6902 JSON patch for an Argo Rollout), the patched objects keep what the patch

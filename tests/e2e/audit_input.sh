@@ -1,4 +1,6 @@
 #!/bin/bash
+# labels: offline
+# cost: 10
 # zerodrop audit reads its whole input or says why not: UTF-16 (PowerShell's ">"), a stream of
 # concatenated JSON objects, and empty input (exit 2, as an empty folder).
 source "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: offline
 # zerodrop audit reads SQL migrations beside manifests: a column renamed in one step is a
 # schema-race error at its statement (exit 1); the expand/contract sequence that replaces it passes
 # (exit 0); every output format carries the findings; SQL PostgreSQL cannot parse is one error

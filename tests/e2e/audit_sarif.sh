@@ -1,4 +1,5 @@
 #!/bin/bash
+# labels: offline
 # zerodrop audit --format sarif validates against the official SARIF 2.1.0 JSON schema
 # (sarif-2.1.0-rtm.5.json, the OASIS schema as published on SchemaStore). The schema is not
 # downloadable from here, so it is taken at test time from the npm package @microsoft/jest-sarif,

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# labels: offline
+# cost: 35
 # `cpack -G DEB` packs what `make install` installs, and the package installs and removes cleanly
 # with dpkg: binary, zerodrop-sleep, lifecycle headers and CMake package, man page, completions.
 # dpkg works on a root of its own under $WORK (--root), so /usr/bin/zerodrop and the host's

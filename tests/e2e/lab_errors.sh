@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: offline
 # Bad input gets one clear line and exit 2.
 source "$(dirname "$0")/lib.sh"
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# cost: 18
 # graceful with a preStop sleep longer than the propagation drops nothing: exactly 0 failures
 # under both dataplanes, keep-alive on and off.
 source "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# cost: 11
 # Pods that never become Ready: the lab says why, naming the pod, its exit status and restarts,
 # the port nobody listens on, or the probe's own error, and its log.
 source "$(dirname "$0")/lib.sh"

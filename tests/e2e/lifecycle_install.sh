@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: offline
 # zerodrop/lifecycle installs with CMake and a consumer outside the tree builds against it with
 # find_package(zerodrop): installs the lifecycle component of this build into a temporary prefix,
 # then configures, builds and runs a tiny consumer that drives the state machine.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# cost: 25
 # The reference service (deploy/k8s + examples/graceful) has no audit finding and drops nothing
 # in the lab's rollout of its own manifest.
 source "$(dirname "$0")/lib.sh"

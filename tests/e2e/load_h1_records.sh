@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# cost: 14
 # HTTP/1.1 records stay byte-identical across changes to the engine: a closed-loop run on one
 # connection against each misbehaving-server mode is deterministic but for times and ports, which
 # are masked; the result must equal data/load_h1_records.golden (recorded with the engine before

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# cost: 14
 # zerodrop load over https: verified against --cacert, refused without it (the reason printed),
 # -k, a name mismatch, a plain-http server, a close-delimited body ended without close_notify.
 source "$(dirname "$0")/lib.sh"

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# labels: offline
+# cost: 11
 # Bad input: one line naming the culprit, exit 2, nothing sent.
 source "$(dirname "$0")/lib.sh"
 

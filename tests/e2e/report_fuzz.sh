@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# labels: offline
+# cost: 80
 # zerodrop report on corrupted run folders: a hand-made lab run and a sim run, each mutated at
 # random (digits changed, numbers made huge or negative, fields dropped, lines cut, bytes
 # flipped) many times. Every run must end with exit 0, 1 or 2 within seconds, with a one-line

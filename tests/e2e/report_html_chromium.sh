@@ -1,3 +1,4 @@
+# labels: offline
 # report.html renders in headless Chromium without script errors: its script runs to the end
 # (it marks <body data-rendered="ok"> and counts the pod bars), with one lifecycle bar per pod.
 source "$(dirname "$0")/lib.sh"

@@ -1,3 +1,4 @@
+# labels: offline
 # zerodrop report RUN_DIR: re-renders a past run folder (hand-made, see report_fixture.py) into
 # the terminal report, report.json and report.html; exit 1 because requests failed.
 source "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: offline
 # zerodrop run: bad input gets one line naming the culprit and exit 2; the app's exit status is
 # propagated (128+N when a signal ended it).
 source "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# cost: 13
 # Keep-alive hygiene under the lab's rollout with keep-alive load: naive never sends
 # `Connection: close` (run_lab_naive.sh shows it dropping requests bare); behind the front proxy
 # (--listen/--to) every response from SIGTERM on carries `Connection: close`, clients reconnect

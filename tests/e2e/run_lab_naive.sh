@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# cost: 25
 # The cure for the deregistration race, under the lab's rollout: the naive example (exits at
 # SIGTERM) drops requests bare, and drops none wrapped in `zerodrop run --delay` longer than the
 # routers' propagation.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: offline
 # zerodrop sim: a small rollout prints propagation and failures per hole, writes the run folder,
 # the same seed gives the same output, and `zerodrop report` re-renders the folder identically.
 source "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: offline
 # zerodrop sim: bad input gets one line naming the culprit and exit 2.
 source "$(dirname "$0")/lib.sh"
 

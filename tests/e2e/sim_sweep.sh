@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: offline
 # zerodrop sim --sweep: the table of failures against preStop and the recommended value.
 source "$(dirname "$0")/lib.sh"
 

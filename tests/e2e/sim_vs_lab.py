@@ -3,7 +3,7 @@
 `zerodrop sim --profile lab` on the same scenario, and compares the failures per hole.
 
 Usage: sim_vs_lab.py ZERODROP BUILD_DIR WORK [--cells APP/KA/RANGE,...] [--seeds 1,2,3]
-                     [--sim-seeds N]
+                     [--sim-seeds N] [--lab-jobs N]
 A cell is APP/KA/RANGE: APP one of the example apps, KA `ka` (keep-alive) or `noka`, RANGE
 `long` (1s..3s propagation) or `short` (200ms..600ms); `all` is every cell. Prints one table row
 per (cell, hole) and exits 1 when the sim's expectation lies outside the lab's band in any cell.
@@ -12,8 +12,13 @@ The band of a cell's hole: the spread of the lab seeds, widened to ±15 % of the
 at least the Poisson floor (see FLOOR). The sim's figure is the mean of its expected failures
 (run.json `expected.<hole>`) over --sim-seeds seeds: one seed's expectation still depends on
 that seed's propagation draws.
+
+--lab-jobs lab runs go side by side (3 by default: a lab run spends its time waiting for its
+propagation timers and uses about a tenth of a core, and each lab's pods get addresses of their
+own); the sims, which run in virtual time, go two at a time.
 """
 import argparse
+import concurrent.futures
 import json
 import math
 import os
@@ -199,18 +204,28 @@ def main():
     p.add_argument("--cells", default="all")
     p.add_argument("--seeds", default="1,2,3")
     p.add_argument("--sim-seeds", type=int, default=20)
+    p.add_argument("--lab-jobs", type=int, default=3)
     args = p.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     print(f"{'cell':<26} {'hole':<20} {'lab (seeds ' + args.seeds + ')':>18} "
           f"{'sim mean':>9}  verdict", flush=True)
+    cells = cells_of(args.cells)
+    started = time.monotonic()
+    labs, sims = {}, {}
+    with concurrent.futures.ThreadPoolExecutor(args.lab_jobs) as pool:
+        for cell in cells:
+            lab_flags, command, _ = app_scenario(cell[0], args.build_dir)
+            labs[cell] = [pool.submit(run_lab, args, cell, s, lab_flags, command) for s in seeds]
+    print(f"  (lab runs: {time.monotonic() - started:.0f} s)", file=sys.stderr, flush=True)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        for cell in cells:
+            sim_flags = app_scenario(cell[0], args.build_dir)[2]
+            sims[cell] = [pool.submit(run_sim, args, cell, s, sim_flags)
+                          for s in range(1, args.sim_seeds + 1)]
+    print(f"  (all: {time.monotonic() - started:.0f} s)", file=sys.stderr, flush=True)
     bad = []
-    for cell in cells_of(args.cells):
-        started = time.monotonic()
-        lab_flags, command, sim_flags = app_scenario(cell[0], args.build_dir)
-        labs = [run_lab(args, cell, s, lab_flags, command) for s in seeds]
-        sims = [run_sim(args, cell, s, sim_flags) for s in range(1, args.sim_seeds + 1)]
-        bad += compare(cell, labs, sims)
-        print(f"  ({time.monotonic() - started:.0f} s)", file=sys.stderr, flush=True)
+    for cell in cells:
+        bad += compare(cell, [f.result() for f in labs[cell]], [f.result() for f in sims[cell]])
     for (app, ka, hole), why in NOT_MODELLED.items():
         print(f"not modelled: {app}/{ka} {hole}: {why}")
     if bad:

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # labels: timing
+# cost: 60
 # Validation, the cells that matter most of the sim-versus-lab matrix (the whole matrix:
 # sim_vs_lab_matrix.sh, label slow): the same scenario on `zerodrop lab` (three seeds, real
 # processes) and `zerodrop sim --profile lab`; the sim's expected failures per hole must lie within

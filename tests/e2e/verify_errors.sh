@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# cost: 16
 # zerodrop verify's setup errors: one line naming what is wrong, exit 2, nothing left behind
 # (no kubectl proxy, no private folder). Drives the real kubectl against tests/e2e/fake_kube_api.py.
 source "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# cost: 16
 # zerodrop verify end to end through the real kubectl proxy against tests/e2e/fake_kube_api.py:
 # a graceful app rolls out with no failure (exit 0); a naive one that dies at SIGTERM while the
 # routers still send it new connections is named deregistration-race (exit 1). Both leave a run

@@ -5,6 +5,7 @@
 # named deregistration-race by verify and by the lab's own diagnosis of the same rollout; a
 # graceful one with a preStop sleep longer than the propagation passes both.
 # labels: timing
+# cost: 13
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/lab_common.inc"
 need_example naive

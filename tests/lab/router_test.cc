@@ -178,9 +178,10 @@ TEST(Router, L4RecordsAResetOrCloseWithARequestPending) {
 }
 
 TEST(Router, L4RecordsARefusedConnection) {
-  auto router = Router::start({"node-1", Dataplane::l4}, nullptr);
+  AppliedChanges applied;
+  auto router = Router::start({"node-1", Dataplane::l4}, applied.recorder());
   router->schedule(ready("dead", pick_free_port()), Duration(0));
-  std::this_thread::sleep_for(50ms);
+  ASSERT_EQ(applied.wait(1), std::vector<std::string>{"dead"});
   uint16_t local_port = 0;
   EXPECT_EQ(get(router->port(), &local_port), "errno:" + std::to_string(ECONNRESET));
   auto c = router->connection_of(local_port);
@@ -346,8 +347,9 @@ TEST(Router, L7SaysWhyItAnsweredItself) {
   EXPECT_NE(response.find("X-Zerodrop-Router-Error: upstream_timeout"), std::string::npos)
       << response;
   L7Fixture garbage(Behaviour::garbage);
-  response =
-      zerodrop::testing::raw_exchange(garbage.router->port(), "HEAD / HTTP/1.1\r\nHost: t\r\n\r\n");
+  // Connection: close, or the exchange would wait out raw_exchange's 10 s for a kept connection.
+  response = zerodrop::testing::raw_exchange(
+      garbage.router->port(), "HEAD / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
   EXPECT_TRUE(response.starts_with("HTTP/1.1 502")) << response;
   EXPECT_NE(response.find("X-Zerodrop-Router-Error: bad_response"), std::string::npos) << response;
   EXPECT_TRUE(response.ends_with("\r\n\r\n")) << "no body after HEAD: " << response;
