@@ -286,6 +286,23 @@ void Worker::on_unprocessed(const Request& request) {
   resend_.push_back(request);
 }
 
+namespace {
+
+// Keeps `bytes` as printable ASCII (a line break as a space, anything else as '?'): a body is
+// the server's, and the record's JSON must stay valid UTF-8 whatever it sent.
+void assign_printable(std::string& out, std::string_view bytes) {
+  out.assign(bytes);
+  for (char& c : out) {
+    if (c == '\n' || c == '\r' || c == '\t') {
+      c = ' ';
+    } else if (c < 0x20 || c > 0x7e) {
+      c = '?';
+    }
+  }
+}
+
+}  // namespace
+
 void Worker::fill_record(const Finished& f) {
   TimePoint start = run_.start;
   const Request& request = f.stream.request;
@@ -304,6 +321,7 @@ void Worker::fill_record(const Finished& f) {
   record_.backend.assign(f.backend);
   record_.router_error.assign(f.router_error);
   record_.error.assign(f.stream.error);
+  assign_printable(record_.body, f.error_body);
   if (f.h2 == nullptr) {
     record_.h2.reset();
     return;
