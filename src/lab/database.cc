@@ -14,7 +14,6 @@
 #include "base/error.h"
 #include "lab/lab.h"
 #include "lab/migration.h"
-#include "lab/recorder.h"
 
 namespace zerodrop::lab {
 namespace {
@@ -109,11 +108,12 @@ void wait_accepting(Subprocess& server, const std::string& data, const std::stri
 
 }  // namespace
 
-Database::Database(Subprocess server, std::vector<std::pair<std::string, std::string>> env)
-    : server_(std::move(server)), env_(std::move(env)) {}
+Database::Database(Subprocess server, std::vector<std::pair<std::string, std::string>> env,
+                   std::string description)
+    : server_(std::move(server)), env_(std::move(env)), description_(std::move(description)) {}
 
-std::unique_ptr<Database> Database::start_postgres(const std::string& run_dir, Isolation isolation,
-                                                   Recorder& recorder) {
+std::unique_ptr<Database> Database::start_postgres(const std::string& run_dir,
+                                                   Isolation isolation) {
   for (const char* binary : {"initdb", "postgres"}) {
     if (::access(fmt::format("{}/{}", kPostgresBin, binary).c_str(), X_OK) != 0) {
       throw Error(fmt::format("--db postgres: {}/{} not found: install Debian's postgresql-15",
@@ -139,9 +139,8 @@ std::unique_ptr<Database> Database::start_postgres(const std::string& run_dir, I
        log,
        isolation});
   wait_accepting(server, data, log);
-  recorder.pod_event(record::EventKind::note, "",
-                     fmt::format("postgres 15 accepts connections on {}:{} (pid {}, data {})", host,
-                                 port, server.pid(), data));
+  std::string description = fmt::format(
+      "postgres 15 accepts connections on {}:{} (pid {}, data {})", host, port, server.pid(), data);
   std::string port_text = std::to_string(port);
   return std::unique_ptr<Database>(new Database(
       std::move(server),
@@ -149,7 +148,8 @@ std::unique_ptr<Database> Database::start_postgres(const std::string& run_dir, I
        {"PGHOST", host},
        {"PGPORT", port_text},
        {"PGUSER", kUser},
-       {"PGDATABASE", kDatabase}}));
+       {"PGDATABASE", kDatabase}},
+      std::move(description)));
 }
 
 Database::~Database() {

@@ -10,8 +10,6 @@
 
 namespace zerodrop::lab {
 
-class Recorder;
-
 // The database a run's pods share (--db).
 enum class DatabaseKind { none, postgres };
 
@@ -23,8 +21,7 @@ class Database {
 public:
   // Starts it and waits until it accepts connections. Throws Error naming what failed (the
   // binaries missing, initdb's or postgres's own last words).
-  static std::unique_ptr<Database> start_postgres(const std::string& run_dir, Isolation isolation,
-                                                  Recorder& recorder);
+  static std::unique_ptr<Database> start_postgres(const std::string& run_dir, Isolation isolation);
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
@@ -33,11 +30,16 @@ public:
   // migration get.
   const std::vector<std::pair<std::string, std::string>>& env() const { return env_; }
 
+  // "postgres 15 accepts connections on 127.0.0.1:PORT (pid N, data DIR)": for the record.
+  const std::string& describe() const { return description_; }
+
 private:
-  Database(Subprocess server, std::vector<std::pair<std::string, std::string>> env);
+  Database(Subprocess server, std::vector<std::pair<std::string, std::string>> env,
+           std::string description);
 
   Subprocess server_;
   std::vector<std::pair<std::string, std::string>> env_;
+  std::string description_;
 };
 
 // Where Debian installs PostgreSQL 15's server binaries.

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 
 #include <boost/asio.hpp>
@@ -352,9 +353,9 @@ record::Scenario describe(const Options& o) {
 
 // The pods' isolation: the one asked for, else the strongest the host allows. Says once, on
 // stderr and in the record, when pods are not PID 1 of their own namespace.
-PodSpec isolated(const Options& o, Recorder& recorder) {
+PodSpec isolated(const Options& o, Isolation isolation, Recorder& recorder) {
   PodSpec pod = o.pod;
-  pod.isolation = o.isolation ? *o.isolation : probe_isolation();
+  pod.isolation = isolation;
   if (pod.isolation == Isolation::process_group) {
     std::string why = o.isolation ? "--pid-namespace off" : "this host allows no PID namespace";
     std::string line = fmt::format(
@@ -392,13 +393,19 @@ Result run(const Options& o) {
   if (o.on_run_dir) {
     o.on_run_dir(result.out_dir);
   }
-  SteadyClock clock;
-  Recorder recorder(result.out_dir, clock);
-  PodSpec pod = isolated(o, recorder);
-  // The database every pod and the migration share, when asked; both versions' pods.
+  // The database every pod (of both versions) and the migration share, when asked: started
+  // before the run's clock, which its initdb would otherwise fill with seconds of nothing.
+  Isolation isolation = o.isolation ? *o.isolation : probe_isolation();
   std::unique_ptr<Database> database;
   if (o.database == DatabaseKind::postgres) {
-    database = Database::start_postgres(result.out_dir, pod.isolation, recorder);
+    std::filesystem::create_directories(result.out_dir);
+    database = Database::start_postgres(result.out_dir, isolation);
+  }
+  SteadyClock clock;
+  Recorder recorder(result.out_dir, clock);
+  PodSpec pod = isolated(o, isolation, recorder);
+  if (database) {
+    recorder.pod_event(record::EventKind::note, "", database->describe());
     pod.env.insert(pod.env.end(), database->env().begin(), database->env().end());
   }
   std::unique_ptr<Migration> migration;

@@ -47,6 +47,19 @@ std::string one_line(std::string_view text, size_t limit, bool keep_end) {
   return out;
 }
 
+// SQL without its `--` comment lines: the statements are what the record shows.
+std::string without_comments(const std::string& sql) {
+  std::istringstream in(sql);
+  std::string out, line;
+  while (std::getline(in, line)) {
+    size_t first = line.find_first_not_of(" \t");
+    if (first != std::string::npos && line.compare(first, 2, "--") != 0) {
+      out += line + '\n';
+    }
+  }
+  return out;
+}
+
 // The SQL of the first *.sql file the command names: what the migration changes.
 std::string sql_of(const std::vector<std::string>& command) {
   for (const std::string& arg : command) {
@@ -57,7 +70,7 @@ std::string sql_of(const std::vector<std::string>& command) {
       std::ostringstream text;
       text << in.rdbuf();
       if (in) {
-        return one_line(text.str(), kDetail, false);
+        return one_line(without_comments(text.str()), kDetail, false);
       }
     }
   }
@@ -125,8 +138,7 @@ bool Migration::done() {
   e.kind = record::EventKind::migration_finished;
   e.exit_code = status->exit_code;
   e.signal = status->signal;
-  e.detail = fmt::format("{}: {}{}", joined(spec_.command), status->describe(),
-                         output.empty() ? "" : ": " + output);
+  e.detail = status->describe() + (output.empty() ? "" : ": " + output);
   recorder_.event(e);
   if (!status->success()) {
     std::string last = last_line(log_path_);

@@ -299,6 +299,9 @@ void assign_printable(std::string& out, std::string_view bytes) {
       c = '?';
     }
   }
+  while (!out.empty() && out.back() == ' ') {
+    out.pop_back();  // the line break that ended it
+  }
 }
 
 }  // namespace
