@@ -60,7 +60,7 @@ TEST(SchemaRace, OldVersionErrorsAfterTheMigrationNameItWithTheDatabaseError) {
                             "the migration began"),
             std::string::npos)
       << h.evidence;
-  EXPECT_NE(h.evidence.find("ALTER TABLE items RENAME COLUMN name TO title; ran from 2.00 s to "
+  EXPECT_NE(h.evidence.find("ALTER TABLE items RENAME COLUMN name TO title;` ran from 2.00 s to "
                             "2.20 s (exit code 0: ALTER TABLE)"),
             std::string::npos)
       << h.evidence;
