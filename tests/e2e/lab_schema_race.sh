@@ -6,6 +6,7 @@
 # - a failing migration is one line naming it (exit 2);
 # - the database dies with the lab, also when the lab is SIGKILLed.
 # The audit of the same migration files agrees. Each run: ~2 s of load at 200 requests/s.
+# labels: timing
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/lab_common.inc"
 need_example schema-app
