@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # Installs what zerodrop needs to build and test on Debian bookworm, and nothing when all is there.
 # Usage: scripts/setup.sh [build|test|bench]   (default: build)
-#   build  compilers, the lld linker, CMake, Ninja and the libraries zerodrop links
-#   test   build + what the tests drive (Chromium for the HTML report, nginx pods, iproute2)
+#   build  compilers, the lld linker, CMake, Ninja and the libraries zerodrop links (libpq for
+#          the schema-race example app)
+#   test   build + what the tests drive (Chromium for the HTML report, nginx pods, iproute2,
+#          PostgreSQL 15 for lab --db postgres)
 #   bench  test + the peers the benchmarks measure against (nginx, wrk, hey, haproxy, hyperfine)
 set -euo pipefail
 
 want=(g++ cmake ninja-build make pkg-config lld
       libboost1.81-dev libboost-url1.81-dev libcli11-dev libfmt-dev nlohmann-json3-dev
       libyaml-dev libpg-query-dev libssl-dev libnghttp2-dev libgtest-dev libgmock-dev
-      libbenchmark-dev)
+      libbenchmark-dev libpq-dev)
 case "${1:-build}" in
   build) ;;
-  test) want+=(chromium iproute2 procps util-linux python3 curl python3-jsonschema openssl nginx-light python3-grpcio) ;;
-  bench) want+=(chromium iproute2 procps util-linux python3 curl python3-jsonschema openssl nginx-light wrk hey haproxy hyperfine time nghttp2-client) ;;
+  test) want+=(chromium iproute2 procps util-linux python3 curl python3-jsonschema openssl nginx-light python3-grpcio postgresql-15) ;;
+  bench) want+=(chromium iproute2 procps util-linux python3 curl python3-jsonschema openssl nginx-light wrk hey haproxy hyperfine time nghttp2-client postgresql-15) ;;
   *) echo "setup.sh: error: unknown profile '$1' (expected build, test or bench)" >&2; exit 2 ;;
 esac
 

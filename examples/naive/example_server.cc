@@ -210,6 +210,11 @@ void Session::respond() {
   response_.set(http::field::content_type, "text/plain");
   response_.set("X-Pod-Name", server_.options().pod_name);
   response_.body() = !known ? "not found\n" : unavailable ? "warming up\n" : "ok\n";
+  if (known && !unavailable && path == "/" && server_.options().handler) {
+    Reply reply = server_.options().handler();
+    response_.result(static_cast<unsigned>(reply.status));
+    response_.body() = std::move(reply.body);
+  }
   bool keep_alive = request_.keep_alive() && !server_.draining();
   response_.keep_alive(keep_alive);
   response_.prepare_payload();

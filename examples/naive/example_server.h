@@ -5,6 +5,7 @@
 // (readiness-lies). graceful, the cure, is built on zerodrop/lifecycle instead.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "base/duration.h"
@@ -18,6 +19,12 @@ enum class OnSigterm {
   linger,    // keep serving (keep-alive too) for `linger`, then exit without closing connections
 };
 
+// What "/" answers when the server computes it (schema-app: a database query).
+struct Reply {
+  int status = 200;
+  std::string body;
+};
+
 // Settings shared by the example servers, defaulting to the environment the lab (or a pod)
 // provides: POD_IP, PORT, POD_NAME.
 struct ServerOptions {
@@ -28,6 +35,7 @@ struct ServerOptions {
   Duration linger{0};  // OnSigterm::linger: how long to keep serving after SIGTERM
   Duration warmup{0};  // after start, every path but /healthz answers 503 this long
   OnSigterm on_sigterm = OnSigterm::exit_now;
+  std::function<Reply()> handler;  // when set, "/" answers what it returns instead of 200 "ok"
 };
 
 // Parses `--host H --port P --delay D --linger D --warmup D` over `defaults` and the environment.

@@ -41,6 +41,8 @@ Examples:
   zerodrop lab --prestop sleep:5s --grace 20s --dataplane l7 -- ./server --listen {ip}:{port}
   zerodrop lab -f k8s/deploy.yaml --propagation p50=1s,p99=6s -- ./server
   zerodrop lab --action scale-down 1 --no-keepalive -- python3 -m http.server {port} --bind {ip}
+  zerodrop lab --db postgres --migrate 'psql -v ON_ERROR_STOP=1 -f V2.sql' --migrate-at before \
+      --to './app --app-version 2' -- ./app --app-version 1     # the schema race
   zerodrop lab --demo)";
 
 // Flag values as text, converted with base/parse.h so that errors name the flag.
@@ -66,6 +68,7 @@ struct Flags {
   std::string router_only, listen = "127.0.0.1:0", backend;
   std::vector<std::string> kube_api;  // given: serve the API; one value: the address
   std::vector<std::string> kube_api_deny;
+  std::string to, to_file, db = "none", migrate, migrate_at = "before";
 };
 
 void add_flags(CLI::App& app, Flags& f) {
@@ -159,7 +162,62 @@ void add_flags(CLI::App& app, Flags& f) {
                  "127.0.0.1 and a free port) and write a kubeconfig into the run folder")
       ->expected(0, 1);
   app.add_option("--kube-api-deny", f.kube_api_deny, "")->group("");  // tests: VERB/RESOURCE
+  app.add_option("--to", f.to,
+                 "'COMMAND ARGS…': the rollout's new pods run this version (B) while the old "
+                 "ones still run COMMAND (A); default: the same command again");
+  app.add_option("--to-file", f.to_file,
+                 "the new version's command, args, env, preStop and probes from the first "
+                 "workload of this manifest (--to overrides its command)");
+  app.add_option("--db", f.db,
+                 "none | postgres: a PostgreSQL 15 on loopback for every pod (DATABASE_URL, "
+                 "PGHOST, PGPORT, PGUSER, PGDATABASE), stopped at the end")
+      ->capture_default_str();
+  app.add_option("--migrate", f.migrate,
+                 "'COMMAND ARGS…': a schema migration, with the pods' database env; a failure "
+                 "ends the run (exit 2)");
+  app.add_option("--migrate-at", f.migrate_at,
+                 "before (the rollout waits, as for a pre-upgrade hook) | between (when the "
+                 "first new pod is Ready) | after (the rollout)")
+      ->capture_default_str();
   app.add_option("command", f.command, "COMMAND ARGS… (after --)");
+}
+
+lab::MigrateAt parse_migrate_at(const std::string& text) {
+  for (lab::MigrateAt at :
+       {lab::MigrateAt::before, lab::MigrateAt::between, lab::MigrateAt::after}) {
+    if (text == lab::to_string(at)) {
+      return at;
+    }
+  }
+  throw Error(fmt::format("--migrate-at: expected before, between or after, got '{}'", text));
+}
+
+// The version change, the database and the migration: --to, --to-file, --db, --migrate.
+void apply_schema_flags(const CLI::App& app, const Flags& f, lab::Options& o) {
+  if (!f.to.empty() || !f.to_file.empty()) {
+    if (o.action != lab::Action::restart) {
+      throw Error("--to, --to-file: a version change is a rollout: use --action restart");
+    }
+    o.to = f.to_file.empty() ? o.pod : lab::new_version_of(f.to_file, f.container, o.pod);
+    if (!f.to.empty()) {
+      o.to->command = lab::split_command(f.to, "--to");
+    }
+  }
+  if (f.db != "none" && f.db != "postgres") {
+    throw Error(fmt::format("--db: expected none or postgres, got '{}'", f.db));
+  }
+  o.database = f.db == "postgres" ? lab::DatabaseKind::postgres : lab::DatabaseKind::none;
+  if (f.migrate.empty()) {
+    if (app.count("--migrate-at") > 0) {
+      throw Error("--migrate-at: there is no --migrate to run");
+    }
+    return;
+  }
+  o.migrate = lab::MigrationSpec{lab::split_command(f.migrate, "--migrate"),
+                                 parse_migrate_at(f.migrate_at)};
+  if (o.migrate->at != lab::MigrateAt::before && o.action != lab::Action::restart) {
+    throw Error(fmt::format("--migrate-at {}: needs a rollout (--action restart)", f.migrate_at));
+  }
 }
 
 Duration dur(const std::string& text, const char* what) {
@@ -296,6 +354,7 @@ lab::Options to_options(const CLI::App& app, const Flags& f) {
   } else if (o.action == lab::Action::none) {
     throw Error("--action none: only a client of --kube-api can act then; add --kube-api");
   }
+  apply_schema_flags(app, f, o);
   return o;
 }
 

@@ -27,6 +27,11 @@ constexpr auto kPhaseNames = std::to_array<std::string_view>(
     {"serving", "before_signal", "after_signal", "after_router_update"});
 static_assert(kPhaseNames.size() == kPhaseCount);
 
+std::string extra_of(const record::Scenario& s, const std::string& key) {
+  auto it = s.extra.find(key);
+  return it == s.extra.end() ? "" : it->second;
+}
+
 Phase phase_of(const record::RequestRecord& r, const PodLife& life, const Facts& facts) {
   Micros t = r.sent.value_or(r.intended);
   if (!life.deletion || t < *life.deletion) {
@@ -367,7 +372,8 @@ Diagnosis diagnose(const record::RunRecord& run, const Options& options) {
   d.traffic = traffic_of(run, facts);
   d.propagation = facts.propagation();
   measure_drain(run, facts, d);
-  RuleContext context{run.scenario.replicas, run.scenario.readiness, d.drain_evidence};
+  RuleContext context{run.scenario.replicas, run.scenario.readiness, d.drain_evidence,
+                      extra_of(run.scenario, "version_a"), extra_of(run.scenario, "version_b")};
   // Attribute every failed request, then group by hole with evidence, then compute the fixes.
   if (run.requests.empty() && !run.buckets.empty()) {
     d.totals = totals_of_buckets(run);

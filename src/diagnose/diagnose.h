@@ -108,6 +108,7 @@ struct PodLife {
   // grace kill, so never in `kill`, and its exit counts as an exit, not a kill.
   std::optional<record::Micros> end_of_run_kill;
   std::string signal_ignored;  // why the stop signal did nothing (PID 1 without a handler), if so
+  std::string version;         // "A" or "B" when the run rolled one version to another
   std::vector<ProcessExit> process_exits;  // in time order
 };
 

@@ -285,6 +285,52 @@ std::string liveness_evidence(const Group& g, const Facts& facts) {
                      top.name, classes_text(top.requests), when, top.others);
 }
 
+// "pods pod-1, pod-2 of version A (./app --app-version 1)".
+std::string version_text(const std::set<std::string>& pods, const std::string& version,
+                         const std::string& command) {
+  return fmt::format("pod{} {} of version {}{}", pods.size() > 1 ? "s" : "", fmt::join(pods, ", "),
+                     version, command.empty() ? "" : fmt::format(" ({})", command));
+}
+
+std::string schema_evidence(const Group& g, const Facts& facts, const RuleContext& context) {
+  std::set<std::string> old_pods, new_pods;
+  size_t old_failed = 0;
+  std::string body;
+  for (const RequestRecord* r : g.requests) {
+    const PodLife* life = facts.pod(r->backend);
+    bool old_version = life != nullptr && life->version == "A";
+    (old_version ? old_pods : new_pods).insert(r->backend);
+    old_failed += old_version ? 1 : 0;
+    if (body.empty()) {
+      body = r->body;
+    }
+  }
+  std::vector<std::string> parts;
+  if (!old_pods.empty()) {
+    parts.push_back(fmt::format("{} on {} after the migration began",
+                                counted(old_failed, "request"),
+                                version_text(old_pods, "A", context.version_a)));
+  }
+  if (!new_pods.empty()) {
+    parts.push_back(fmt::format("{} on {} before it ended",
+                                counted(g.requests.size() - old_failed, "request"),
+                                version_text(new_pods, "B", context.version_b)));
+  }
+  std::string migration;
+  if (!facts.migrations().empty()) {
+    const MigrationRun& m = facts.migrations().front();
+    migration =
+        fmt::format("; the migration `{}` ran from {} to {} ({})", m.what, seconds_text(m.started),
+                    m.finished ? seconds_text(*m.finished) : "the end",
+                    m.outcome.empty() ? "still running" : m.outcome);
+  }
+  std::string said = body.empty() ? "; the responses carried no body (the pods' logs are in the "
+                                    "run folder's pods/)"
+                                  : fmt::format("; the app answered: \"{}\"", body);
+  return fmt::format("{} failed ({}){}{}", fmt::join(parts, " and "), classes_text(g.requests),
+                     migration, said);
+}
+
 std::string unexplained_evidence(const Group& g) {
   std::map<std::string, int> reasons;
   for (const RequestDiagnosis* d : g.diagnoses) {
@@ -314,7 +360,8 @@ std::string evidence_for(const Group& g, const Facts& facts, const RuleContext& 
       return capacity_evidence(g, min_ready, context);
     case Hole::liveness_kills_drain:
       return liveness_evidence(g, facts);
-    case Hole::schema_race:  // named by the audit of migrations; no diagnosis rule groups it yet
+    case Hole::schema_race:
+      return schema_evidence(g, facts, context);
     case Hole::unexplained:
       break;
   }

@@ -77,6 +77,7 @@ void apply_event(PodLife& life, const Event& e) {
   switch (e.kind) {
     case EventKind::pod_created:
       set_first(life.created, e.t);
+      life.version = e.version;
       break;
     case EventKind::pod_ready:
       set_first(life.ready, e.t);
@@ -146,6 +147,12 @@ Facts::Facts(const record::RunRecord& run) {
       set_first(disruption_started_, e.t);
     } else if (e.kind == EventKind::disruption_ended) {
       disruption_ended_ = e.t;
+    } else if (e.kind == EventKind::migration_started) {
+      migrations_.push_back({e.t, std::nullopt, e.detail, ""});
+    } else if (e.kind == EventKind::migration_finished && !migrations_.empty()
+               && !migrations_.back().finished) {
+      migrations_.back().finished = e.t;
+      migrations_.back().outcome = e.detail;
     }
   }
   for (const Event& e : events) {

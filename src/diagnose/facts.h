@@ -14,6 +14,15 @@ namespace zerodrop::diagnose {
 
 using record::Micros;
 
+// One run of a schema migration (migration_started, migration_finished): the schema changed at
+// some moment in [started, finished].
+struct MigrationRun {
+  Micros started{0};
+  std::optional<Micros> finished;  // absent: still running when the record ends
+  std::string what;                // the command, and its SQL when the engine read it
+  std::string outcome;             // "exit code 0" and the tail of its output, once finished
+};
+
 // Everything the attribution rules ask of a run's events, indexed once. Internal to diagnose.
 class Facts {
 public:
@@ -55,6 +64,9 @@ public:
   // The disruption the record states (disruption_started/ended events), if any.
   std::optional<Window> disruption() const;
 
+  // The schema migrations of the run, in time order.
+  const std::vector<MigrationRun>& migrations() const { return migrations_; }
+
   // Whether the record says nothing of pods or routers (a load run): no hole can be named.
   bool traffic_only() const { return pods_.empty() && routers_.empty(); }
 
@@ -64,6 +76,7 @@ private:
   std::vector<record::Event> applies_;   // router_applied, in time order
   std::vector<record::Event> refusals_;  // router_refused, in time order
   std::vector<std::string> routers_;
+  std::vector<MigrationRun> migrations_;
   std::optional<Micros> rollout_started_, rollout_finished_;
   std::optional<Micros> disruption_started_, disruption_ended_;
   static std::string termination_key(std::string_view router, std::string_view pod);

@@ -276,6 +276,29 @@ Fix liveness_fix(const FixInputs& in) {
 
 }  // namespace
 
+namespace {
+
+// The schema change no running version notices: expand, migrate the code, contract later.
+Fix schema_fix() {
+  Fix fix;
+  fix.summary = "expand/contract: change the schema in steps that every running version survives";
+  fix.why =
+      "during a rollout the old and the new version serve side by side against one database: a "
+      "migration that drops or renames what the old one reads, or that the new one needs before "
+      "it has run, fails one of them";
+  fix.steps = {
+      "Expand: add the new column or table (nullable, or with a default); drop and rename "
+      "nothing. Run it before the rollout.",
+      "Release code that writes both the old and the new column and still reads the old one.",
+      "Backfill the new column from the old one (in batches), once no old version writes.",
+      "Release code that reads the new column (it still writes both).",
+      "Contract, in a later release: stop writing the old column, then drop it.",
+      "Check each migration with `zerodrop audit migrations/` before it ships."};
+  return fix;
+}
+
+}  // namespace
+
 int k8s_minor(const std::string& version) {
   static const std::regex pattern(R"(v?1\.(\d+)(\.\d+)?)");
   std::smatch m;
@@ -307,7 +330,8 @@ Fix fix_of(Hole hole, const FixInputs& in) {
       return capacity_fix(in);
     case Hole::liveness_kills_drain:
       return liveness_fix(in);
-    case Hole::schema_race:  // named by the audit of migrations; no diagnosis rule groups it yet
+    case Hole::schema_race:
+      return schema_fix();
     case Hole::unexplained:
       break;
   }

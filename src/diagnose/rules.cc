@@ -77,6 +77,37 @@ std::optional<RequestDiagnosis> liveness_rule(const Case& c) {
   return std::nullopt;
 }
 
+// An error the app itself answered (not its router): what a failed query becomes.
+bool app_error(const RequestRecord& r) {
+  return r.status >= 500 && r.router_error.empty();
+}
+
+// A pod of the old version (A) erring after a migration began, or of the new one (B) before it
+// ended: each version expects its own schema, and only one of them exists at a time.
+std::optional<RequestDiagnosis> schema_rule(const Case& c) {
+  if (c.life.version.empty() || !app_error(c.r)) {
+    return std::nullopt;
+  }
+  std::string body = c.r.body.empty() ? "" : fmt::format(": \"{}\"", c.r.body);
+  for (const MigrationRun& m : c.facts.migrations()) {
+    if (c.life.version == "A" && c.t >= m.started) {
+      return make(c, Hole::schema_race,
+                  fmt::format("pod {} runs the old version (A) and answered {} after the "
+                              "migration began at {}{}",
+                              c.r.backend, c.r.status, seconds_text(m.started), body));
+    }
+    if (c.life.version == "B" && c.t < m.finished.value_or(kNever)) {
+      return make(
+          c, Hole::schema_race,
+          fmt::format("pod {} runs the new version (B) and answered {} before the "
+                      "migration {}{}",
+                      c.r.backend, c.r.status,
+                      m.finished ? "ended at " + seconds_text(*m.finished) : "ended", body));
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<Micros> kill_time(const PodLife& life) {
   if (life.kill) {
     return life.kill;
@@ -424,13 +455,14 @@ RequestDiagnosis attribute(const RequestRecord& r, size_t index, const Facts& fa
     Micros t = send_time(r);
     auto applied = facts.applied_for(r.router, r.backend);
     Case c{r, *life, facts, context, t, state_at(*life, t), applied, applied && *applied <= t};
-    // Most specific first: a liveness kill, a SIGKILL, a stale keep-alive connection (a request
-    // the router no longer sent there: whatever then broke its connection, Connection: close
-    // would have kept it away), what became of the request's own connection, a refusal, a
-    // request cut in flight, too few replicas, then what the backend's state says.
-    std::optional<RequestDiagnosis> found = liveness_rule(c);
-    for (auto rule : {kill_rule, end_of_run_rule, stale_rule, connection_rule, refusal_rule,
-                      in_flight_rule, capacity_rule}) {
+    // Most specific first: an app error on the version a migration broke, a liveness kill, a
+    // SIGKILL, a stale keep-alive connection (a request the router no longer sent there: whatever
+    // then broke its connection, Connection: close would have kept it away), what became of the
+    // request's own connection, a refusal, a request cut in flight, too few replicas, then what the
+    // backend's state says.
+    std::optional<RequestDiagnosis> found = schema_rule(c);
+    for (auto rule : {liveness_rule, kill_rule, end_of_run_rule, stale_rule, connection_rule,
+                      refusal_rule, in_flight_rule, capacity_rule}) {
       if (!found) {
         found = rule(c);
       }

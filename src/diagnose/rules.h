@@ -14,6 +14,7 @@ struct RuleContext {
   std::optional<int> replicas;  // the scenario's replica count, when known
   std::optional<record::Readiness> readiness;  // the scenario's readiness probe
   std::string drain_evidence;   // where the longest drain was measured
+  std::string version_a, version_b;  // the two versions' commands, when the run rolled A to B
 };
 
 // Attributes one failed request to a hole (or `unexplained`, with the reason no rule matched).

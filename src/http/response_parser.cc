@@ -76,12 +76,14 @@ ResponseParser::ResponseParser(std::array<std::string_view, kMaxCaptures> captur
     capture_names_[i] = capture_headers[i];
     captured_[i].reserve(limits_.max_capture);
   }
+  error_body_.reserve(limits_.max_error_body);
 }
 
 void ResponseParser::reset(BodyAllowed body) {
   for (std::string& value : captured_) {
     value.clear();  // keeps its capacity: no allocation per response
   }
+  error_body_.clear();
   error_ = "";
   bytes_ = remaining_ = content_length_ = 0;
   header_bytes_ = header_count_ = 0;
@@ -102,6 +104,7 @@ size_t ResponseParser::feed(std::string_view data) {
       case Phase::body_length:
       case Phase::chunk_data:
         used = static_cast<size_t>(std::min<uint64_t>(remaining_, rest.size()));
+        keep_error_body(rest.substr(0, used));
         remaining_ -= used;
         if (remaining_ == 0) {
           phase_ == Phase::body_length ? complete() : void(phase_ = Phase::chunk_end);
@@ -109,6 +112,7 @@ size_t ResponseParser::feed(std::string_view data) {
         break;
       case Phase::body_until_close:
         used = rest.size();
+        keep_error_body(rest);
         break;
       default:
         used = feed_line(rest);
@@ -122,6 +126,13 @@ size_t ResponseParser::feed(std::string_view data) {
   }
   bytes_ += pos;
   return pos;
+}
+
+void ResponseParser::keep_error_body(std::string_view bytes) {
+  if (status_ < 400 || error_body_.size() >= limits_.max_error_body) {
+    return;  // the common case costs one comparison
+  }
+  error_body_.append(bytes.substr(0, limits_.max_error_body - error_body_.size()));
 }
 
 size_t ResponseParser::feed_line(std::string_view data) {

@@ -14,6 +14,7 @@ struct ParserLimits {
   size_t max_header_bytes = 64 * 1024;  // the whole header block, interim responses and trailers
   size_t max_headers = 256;             // header fields in one block
   size_t max_capture = 256;             // the captured header's value is cut to this length
+  size_t max_error_body = 256;          // an error response's body is kept up to this length
 };
 
 // Whether the request was HEAD (its response has headers only).
@@ -63,6 +64,11 @@ public:
 
   std::string_view error() const { return error_; }  // why it failed, for the record
 
+  // The first bytes (ParserLimits::max_error_body) of the latest response's body when its status
+  // is 400 or more, as received (chunk framing left out); empty otherwise. What the server said
+  // went wrong, e.g. a database's error.
+  std::string_view error_body() const { return error_body_; }
+
   uint64_t bytes() const { return bytes_; }
 
 private:
@@ -87,10 +93,12 @@ private:
   void on_chunk_size(std::string_view line);
   void fail(const char* why);
   void complete();
+  void keep_error_body(std::string_view bytes);
 
   std::array<std::string, kMaxCaptures> capture_names_;
   ParserLimits limits_;
   std::array<std::string, kMaxCaptures> captured_;
+  std::string error_body_;
   const char* error_ = "";
   uint64_t bytes_ = 0;
   uint64_t remaining_ = 0;  // body or chunk bytes still to come

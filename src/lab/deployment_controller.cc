@@ -18,10 +18,11 @@ using record::EventKind;
 DeploymentController::DeploymentController(boost::asio::io_context& io, Recorder& recorder,
                                            const PodSpec& spec, EndpointController& endpoints,
                                            kube::RolloutLimits limits, Duration min_ready,
-                                           std::string ip_prefix)
+                                           std::string ip_prefix, std::optional<PodSpec> next)
     : io_(io),
       recorder_(recorder),
       spec_(spec),
+      next_(std::move(next)),
       endpoints_(endpoints),
       limits_(limits),
       min_ready_(min_ready),
@@ -40,7 +41,7 @@ void DeploymentController::create_initial_pods() {
 Pod& DeploymentController::add_pod(int revision) {
   int index = next_index_++;
   std::string ip = fmt::format("{}{}.{}", ip_prefix_, index / 250, index % 250 + 2);
-  PodSpec spec = spec_;
+  PodSpec spec = revision > 1 && next_ ? *next_ : spec_;
   if (spec.port == 0) {
     spec.port = pick_free_port();  // its own port too, so that servers binding 0.0.0.0 work
   }
@@ -175,6 +176,12 @@ void DeploymentController::kill_all(const std::string& why) {
       p->kill_now(why);
     }
   }
+}
+
+bool DeploymentController::new_pod_ready() const {
+  return revision_ > 1 && std::any_of(pods_.begin(), pods_.end(), [this](const auto& p) {
+           return p->revision() == revision_ && p->ready() && !p->terminating();
+         });
 }
 
 int DeploymentController::ready_count() const {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,10 +29,12 @@ enum class Action {
 // feed of pod states into the endpoint controller. Control thread only.
 class DeploymentController {
 public:
-  // `ip_prefix` is "127.B." (pods get 127.B.C.D). Pods are named pod-1, pod-2, …
+  // `ip_prefix` is "127.B." (pods get 127.B.C.D). Pods are named pod-1, pod-2, … Pods of
+  // revision 1 run `spec`; those of later revisions run `next` when given (a version change).
   DeploymentController(boost::asio::io_context& io, Recorder& recorder, const PodSpec& spec,
                        EndpointController& endpoints, kube::RolloutLimits limits,
-                       Duration min_ready, std::string ip_prefix);
+                       Duration min_ready, std::string ip_prefix,
+                       std::optional<PodSpec> next = std::nullopt);
   ~DeploymentController();
 
   // Creates `replicas` pods of revision 1. Throws Error when the command cannot run.
@@ -46,6 +49,8 @@ public:
   // SIGKILLs every pod still running (the end of the run, or Ctrl-C).
   void kill_all(const std::string& why);
 
+  // Whether a pod of the rollout's new revision is Ready (false before any rollout).
+  bool new_pod_ready() const;
   int ready_count() const;
   int terminating_count() const;
 
@@ -58,6 +63,7 @@ private:
   boost::asio::io_context& io_;
   Recorder& recorder_;
   PodSpec spec_;
+  std::optional<PodSpec> next_;
   EndpointController& endpoints_;
   kube::RolloutLimits limits_;
   Duration min_ready_;

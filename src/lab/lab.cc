@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 
 #include <boost/asio.hpp>
@@ -16,6 +17,7 @@
 #include "base/parse.h"
 #include "base/subprocess.h"
 #include "kubeapi/objects.h"
+#include "lab/database.h"
 #include "lab/endpoint_controller.h"
 #include "lab/not_ready.h"
 #include "lab/process_watch.h"
@@ -128,10 +130,28 @@ bool act_on(const std::vector<ClientCommand>& commands, DeploymentController& cl
   return !commands.empty();
 }
 
-// Warm-up, action (the lab's own, or a client's through the API), rollout until every deleted
-// pod is gone, tail. Returns early on Ctrl-C or when the load engine stops by itself.
+// Whether the control loop may go on past the migration's moment (`at`): there is none at that
+// moment, or it has ended well. Starts it when it is due and not yet started.
+bool migration_passed(Migration* migration, MigrateAt at) {
+  if (migration == nullptr || migration->at() != at) {
+    return true;
+  }
+  if (!migration->started()) {
+    migration->start();
+  }
+  return migration->done() && !migration->failure();
+}
+
+bool migration_failed(Migration* migration) {
+  return migration != nullptr && migration->done() && migration->failure();
+}
+
+// Warm-up, the migration before the rollout, action (the lab's own, or a client's through the
+// API), rollout until every deleted pod is gone (the migration between starts when a new pod is
+// Ready), the migration after, tail. Returns early on Ctrl-C, a failed migration, or when the
+// load engine stops by itself.
 void drive(asio::io_context& io, const Options& o, DeploymentController& cluster, Traffic& traffic,
-           Recorder& recorder, LabApi* api, const bool& interrupted) {
+           Recorder& recorder, LabApi* api, Migration* migration, const bool& interrupted) {
   enum class Phase { warmup, waiting, rollout, tail };
   Phase phase = Phase::warmup;
   auto now = [] {
@@ -149,7 +169,7 @@ void drive(asio::io_context& io, const Options& o, DeploymentController& cluster
       io,
       [&] {
         live.update(to_seconds(recorder.now()), traffic, cluster, kNames[static_cast<int>(phase)]);
-        if (interrupted || traffic.finished()) {
+        if (interrupted || traffic.finished() || migration_failed(migration)) {
           return true;
         }
         if (api != nullptr) {
@@ -159,14 +179,21 @@ void drive(asio::io_context& io, const Options& o, DeploymentController& cluster
           }
         }
         bool settled = cluster.reconcile();
-        if (phase == Phase::warmup && now() >= phase_end) {
+        if (phase == Phase::rollout && migration != nullptr && migration->at() == MigrateAt::between
+            && cluster.new_pod_ready()) {
+          migration_passed(migration, MigrateAt::between);
+        }
+        if (phase == Phase::warmup && now() >= phase_end
+            && migration_passed(migration, MigrateAt::before)) {
           cluster.start(o.action, o.scale_to);
           if (o.action == Action::none) {
             phase = Phase::waiting;
           } else {
             begin_rollout();
           }
-        } else if (phase == Phase::rollout && settled) {
+        } else if (phase == Phase::rollout && settled
+                   && migration_passed(migration, MigrateAt::between)
+                   && migration_passed(migration, MigrateAt::after)) {
           phase = Phase::tail;
           phase_end = now() + o.tail;
         } else if (phase == Phase::rollout && now() > give_up) {
@@ -316,14 +343,25 @@ record::Scenario describe(const Options& o) {
   x["path"] = o.path;
   x["warmup"] = format_duration(o.warmup);
   x["tail"] = format_duration(o.tail);
+  if (o.to) {
+    x["version_a"] = command;
+    x["version_b"] = fmt::format("{}", fmt::join(o.to->command, " "));
+  }
+  if (o.database == DatabaseKind::postgres) {
+    x["database"] = "postgres";
+  }
+  if (o.migrate) {
+    x["migrate"] = fmt::format("{}", fmt::join(o.migrate->command, " "));
+    x["migrate_at"] = to_string(o.migrate->at);
+  }
   return s;
 }
 
 // The pods' isolation: the one asked for, else the strongest the host allows. Says once, on
 // stderr and in the record, when pods are not PID 1 of their own namespace.
-PodSpec isolated(const Options& o, Recorder& recorder) {
+PodSpec isolated(const Options& o, Isolation isolation, Recorder& recorder) {
   PodSpec pod = o.pod;
-  pod.isolation = o.isolation ? *o.isolation : probe_isolation();
+  pod.isolation = isolation;
   if (pod.isolation == Isolation::process_group) {
     std::string why = o.isolation ? "--pid-namespace off" : "this host allows no PID namespace";
     std::string line = fmt::format(
@@ -337,6 +375,22 @@ PodSpec isolated(const Options& o, Recorder& recorder) {
   return pod;
 }
 
+// With a version change, pods of revision 1 run A and the new ones B (recorded on each pod);
+// B shares A's isolation and database. Without one, nullopt: every revision runs `pod`.
+std::optional<PodSpec> versions(const Options& o, PodSpec& pod) {
+  if (!o.to) {
+    return std::nullopt;
+  }
+  PodSpec next = *o.to;
+  next.isolation = pod.isolation;
+  next.processes = pod.processes;
+  next.env.insert(next.env.end(), pod.env.begin() + static_cast<long>(o.pod.env.size()),
+                  pod.env.end());
+  pod.version = "A";
+  next.version = "B";
+  return next;
+}
+
 Result run(const Options& o) {
   // The run folder, the routers (one per node) and the control plane.
   kube::RolloutLimits limits = kube::resolve_limits(o.max_surge, o.max_unavailable, o.replicas);
@@ -345,9 +399,26 @@ Result run(const Options& o) {
   if (o.on_run_dir) {
     o.on_run_dir(result.out_dir);
   }
+  // The database every pod (of both versions) and the migration share, when asked: started
+  // before the run's clock, which its initdb would otherwise fill with seconds of nothing.
+  Isolation isolation = o.isolation ? *o.isolation : probe_isolation();
+  std::unique_ptr<Database> database;
+  if (o.database == DatabaseKind::postgres) {
+    std::filesystem::create_directories(result.out_dir);
+    database = Database::start_postgres(result.out_dir, isolation);
+  }
   SteadyClock clock;
   Recorder recorder(result.out_dir, clock);
-  PodSpec pod = isolated(o, recorder);
+  PodSpec pod = isolated(o, isolation, recorder);
+  if (database) {
+    recorder.pod_event(record::EventKind::note, "", database->describe());
+    pod.env.insert(pod.env.end(), database->env().begin(), database->env().end());
+  }
+  std::unique_ptr<Migration> migration;
+  if (o.migrate) {
+    migration = std::make_unique<Migration>(*o.migrate, pod.env, result.out_dir + "/migration.log",
+                                            recorder);
+  }
   std::vector<std::unique_ptr<Router>> routers = start_routers(o, recorder);
   // The Kubernetes API, when asked, sees every event from here on: the pods' creation too.
   std::unique_ptr<LabApi> api;
@@ -366,8 +437,10 @@ Result run(const Options& o) {
                        fmt::format("only each pod's main process is watched ({})", no_watch));
   }
   pod.processes = processes.get();
+  std::optional<PodSpec> next = versions(o, pod);
   EndpointController endpoints(recorder, raw(routers), o.propagation, o.seed);
-  DeploymentController cluster(io, recorder, pod, endpoints, limits, o.min_ready, ip_prefix());
+  DeploymentController cluster(io, recorder, pod, endpoints, limits, o.min_ready, ip_prefix(),
+                               next);
   bool interrupted = false;
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](boost::system::error_code ec, int) { interrupted = !ec; });
@@ -390,7 +463,7 @@ Result run(const Options& o) {
   Traffic traffic(o.load, o.method, o.path, routers, recorder);
   if (!interrupted) {
     traffic.start();
-    drive(io, o, cluster, traffic, recorder, api.get(), interrupted);
+    drive(io, o, cluster, traffic, recorder, api.get(), migration.get(), interrupted);
   }
 
   // Stop the load, kill whatever still runs, and hand back what was recorded.
@@ -402,6 +475,9 @@ Result run(const Options& o) {
   Options ran = o;
   ran.isolation = pod.isolation;  // what the probe found
   result.run = recorder.snapshot(describe(ran), end);
+  if (migration && migration->failure()) {
+    throw Error(*migration->failure());  // the record so far stays in the run folder
+  }
   return result;
 }
 

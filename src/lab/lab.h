@@ -7,8 +7,10 @@
 
 #include "base/delay_distribution.h"
 #include "base/int_or_percent.h"
+#include "lab/database.h"
 #include "lab/deployment_controller.h"
 #include "lab/kube_api.h"
+#include "lab/migration.h"
 #include "lab/pod.h"
 #include "lab/router.h"
 #include "load/load.h"
@@ -19,6 +21,11 @@ namespace zerodrop::lab {
 // Everything a lab run needs: the workload, the emulated cluster, the traffic and the action.
 struct Options {
   PodSpec pod;  // the command, port, preStop, grace, stop signal, probes
+  // A version change (--to, --to-file): what the pods of the rollout's new revision run. Absent:
+  // they run `pod` again (a restart). Its isolation is the pods' own.
+  std::optional<PodSpec> to;
+  DatabaseKind database = DatabaseKind::none;  // --db: a server every pod shares
+  std::optional<MigrationSpec> migrate;        // --migrate, --migrate-at
   // How pods are held; nullopt: as PID 1 of a PID namespace when the host allows it (probed).
   std::optional<Isolation> isolation;
   int replicas = 3;

@@ -56,14 +56,42 @@ ProbeSpec probe_of(const kube::Probe& p, const std::string& path) {
   return probe;
 }
 
-}  // namespace
-
-void apply_manifest(const std::string& path, const std::string& container, Options& options) {
+kube::Workload workload_of(const std::string& path) {
   std::optional<kube::Workload> found = kube::first_workload(path);
   if (!found) {
     throw Error(fmt::format("{}: no Deployment, StatefulSet or other workload found", path));
   }
-  const kube::Workload& w = *found;
+  return *found;
+}
+
+}  // namespace
+
+PodSpec new_version_of(const std::string& path, const std::string& container, PodSpec base) {
+  kube::Workload w = workload_of(path);
+  const kube::Container& c = kube::serving_container(w, container);
+  if (c.command.empty() && c.args.empty()) {
+    throw Error(
+        fmt::format("{}: container {} has no command or args (the lab runs commands, "
+                    "not images): give the new version with --to",
+                    path, c.name));
+  }
+  base.command = c.command;
+  base.command.insert(base.command.end(), c.args.begin(), c.args.end());
+  base.env = c.env;
+  if (c.pre_stop) {
+    base.prestop = hook_of(*c.pre_stop, path);
+  }
+  if (c.readiness_probe) {
+    base.readiness = probe_of(*c.readiness_probe, path);
+  }
+  if (c.liveness_probe) {
+    base.liveness = probe_of(*c.liveness_probe, path);
+  }
+  return base;
+}
+
+void apply_manifest(const std::string& path, const std::string& container, Options& options) {
+  kube::Workload w = workload_of(path);
   kube::require_rolling_update(w);
   const kube::Container& c = kube::serving_container(w, container);
   options.replicas = static_cast<int>(w.replicas.value_or(options.replicas));

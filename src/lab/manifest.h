@@ -13,4 +13,9 @@ namespace zerodrop::lab {
 // for a workload lab cannot roll (kube::require_rolling_update) or an unsupported handler.
 void apply_manifest(const std::string& path, const std::string& container, Options& options);
 
+// The new version's pod (--to-file): `base` with the command (command + args), the literal env,
+// preStop and probes of the first workload's container in `path`. Throws Error "file:…" when the
+// container has neither command nor args (the lab runs no images) or a handler is unsupported.
+PodSpec new_version_of(const std::string& path, const std::string& container, PodSpec base);
+
 }  // namespace zerodrop::lab

@@ -57,7 +57,9 @@ struct Pod::Impl {
         backoff(s.restart_backoff) {
     target.ip = ip;
     target.port = spec.port;
-    target.env = {{"PORT", std::to_string(spec.port)}, {"POD_IP", ip}, {"POD_NAME", name}};
+    target.env = spec.env;
+    target.env.insert(target.env.end(),
+                      {{"PORT", std::to_string(spec.port)}, {"POD_IP", ip}, {"POD_NAME", name}});
     target.log_path = rec.pod_log(name);
   }
 
@@ -335,6 +337,7 @@ void Pod::start() {
   e.kind = EventKind::pod_created;
   e.pod = impl_->name;
   e.detail = fmt::format("{}:{} revision {}", impl_->ip, impl_->spec.port, impl_->revision);
+  e.version = impl_->spec.version;
   impl_->rec.event(e);
   impl_->spawn();
 }

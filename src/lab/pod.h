@@ -26,6 +26,9 @@ class ProcessWatch;
 // What every pod of the workload runs and how kubelet treats it.
 struct PodSpec {
   std::vector<std::string> command;  // {port}, {ip}, {name} are replaced
+  // Set on top of PORT, POD_IP and POD_NAME (the manifest's env, the database's PG* variables).
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string version;               // "A" or "B" when the lab rolls one version to another
   uint16_t port = 0;                 // 0 = each pod gets its own free port
   HookSpec prestop;
   Duration grace = std::chrono::seconds(30);

@@ -199,7 +199,8 @@ void Http1Session::finish(Outcome outcome, int status, TimePoint now, Reuse reus
   }
   bool responded = parser_.state() == http::ResponseParser::State::done;
   worker_.on_finished(Finished{stream_, outcome, status, now, responded, reused_,
-                               transport_.local_port(), parser_.captured(0), parser_.captured(1)});
+                               transport_.local_port(), parser_.captured(0), parser_.captured(1),
+                               nullptr, parser_.error_body()});
   if (reuse == Reuse::yes) {
     if (!transport_.reading()) {
       read();  // a pending read notices when the server closes the idle connection

@@ -68,6 +68,7 @@ struct Finished {
   std::string_view backend;
   std::string_view router_error;
   const record::Http2Facts* h2 = nullptr;  // HTTP/2 runs only
+  std::string_view error_body;             // an error response's first bytes (HTTP/1.1 only)
 };
 
 }  // namespace zerodrop::load

@@ -325,6 +325,26 @@ void Worker::on_unprocessed(const Request& request) {
   resend_.push_back(request);
 }
 
+namespace {
+
+// Keeps `bytes` as printable ASCII (a line break as a space, anything else as '?'): a body is
+// the server's, and the record's JSON must stay valid UTF-8 whatever it sent.
+void assign_printable(std::string& out, std::string_view bytes) {
+  out.assign(bytes);
+  for (char& c : out) {
+    if (c == '\n' || c == '\r' || c == '\t') {
+      c = ' ';
+    } else if (c < 0x20 || c > 0x7e) {
+      c = '?';
+    }
+  }
+  while (!out.empty() && out.back() == ' ') {
+    out.pop_back();  // the line break that ended it
+  }
+}
+
+}  // namespace
+
 void Worker::fill_record(const Finished& f) {
   TimePoint start = run_.start;
   const Request& request = f.stream.request;
@@ -346,6 +366,7 @@ void Worker::fill_record(const Finished& f) {
   record_.retry_safe = retry_safe_;
   record_.attempt = request.client_resend ? 2 : 1;
   record_.resent = resent_;
+  assign_printable(record_.body, f.error_body);
   if (f.h2 == nullptr) {
     record_.h2.reset();
     return;

@@ -41,8 +41,10 @@ constexpr auto kEventNames = std::to_array<std::string_view>({
     "disruption_started",
     "disruption_ended",
     "note",
+    "migration_started",
+    "migration_finished",
 });
-static_assert(kEventNames.size() == static_cast<size_t>(EventKind::note) + 1);
+static_assert(kEventNames.size() == static_cast<size_t>(EventKind::migration_finished) + 1);
 
 constexpr auto kFateNames =
     std::to_array<std::string_view>({"open", "refused", "reset", "closed", "idle_closed"});
@@ -149,6 +151,7 @@ Event event_from_json(const json& j) {
   if (j.contains("signal")) {
     e.signal = whole<int>(j["signal"], "signal");
   }
+  e.version = j.value("version", "");
   e.detail = j.value("detail", "");
   return e;
 }
@@ -225,6 +228,7 @@ RequestRecord request_from_json(const json& j) {
   r.backend = j.value("backend", "");
   r.error = j.value("error", "");
   r.router_error = j.value("router_error", "");
+  r.body = j.value("body", "");
   if (j.contains("backend_fate")) {
     std::string name = j["backend_fate"].get<std::string>();
     r.backend_fate = backend_fate_from_string(name);
@@ -395,6 +399,9 @@ nlohmann::ordered_json to_json(const Event& e) {
   if (e.signal) {
     j["signal"] = *e.signal;
   }
+  if (!e.version.empty()) {
+    j["version"] = e.version;
+  }
   if (!e.detail.empty()) {
     j["detail"] = e.detail;
   }
@@ -428,6 +435,9 @@ void write_ndjson(std::ostream& out, const RequestRecord& r) {
   }
   if (!r.router_error.empty()) {
     j["router_error"] = r.router_error;
+  }
+  if (!r.body.empty()) {
+    j["body"] = r.body;
   }
   if (r.backend_fate) {
     j["backend_fate"] = to_string(*r.backend_fate);

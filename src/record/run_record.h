@@ -48,6 +48,10 @@ enum class EventKind : uint8_t {
   disruption_started,  // the longest stretch of consecutive failures begins (the load engine's)
   disruption_ended,    // … and ends (detail: its length)
   note,                // anything else worth a line on the timeline (detail)
+  // A schema migration (the lab's --migrate): detail the command; when it ended, its exit_code
+  // or signal, and detail the command and the tail of its output.
+  migration_started,
+  migration_finished,
 };
 
 std::string_view to_string(EventKind kind);
@@ -73,6 +77,7 @@ struct Event {
   std::optional<Conditions> conditions;
   std::optional<int> exit_code;
   std::optional<int> signal;
+  std::string version;  // pod_created: the version the pod runs ("A", "B"), when two were rolled
   std::string detail;
 };
 
@@ -154,6 +159,7 @@ struct RequestRecord {
   std::string error;        // the system's words for a transport failure ("connection refused")
   std::string router_error;  // why the router answered itself (502/503/504), in
                              // http::ProxyFailure's words ("upstream_timeout"); empty otherwise
+  std::string body;  // an error response's (status >= 400) first bytes, printable ASCII only
   std::optional<BackendFate> backend_fate;  // its backend connection's fate, when a router knew
   std::optional<Micros> backend_fate_at;    // when that fate came (absent for `open`)
   // A failure a client may resend unchanged (see retry_safe()); false for every success.
@@ -183,7 +189,7 @@ struct RunRecord {
 };
 
 // An event as JSON, keys in this order: t_us, kind, pod, router, conditions, exit_code, signal,
-// detail (absent ones left out). events.ndjson holds one a line; report.json nests them.
+// version, detail (absent ones left out). events.ndjson holds one a line; report.json nests them.
 nlohmann::ordered_json to_json(const Event& event);
 
 // NDJSON: one object per line. Writers flush nothing; readers throw Error with file and line.

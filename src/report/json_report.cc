@@ -126,6 +126,9 @@ ordered_json pod_json(const record::RunRecord& run, const diagnose::PodLife& p,
     restarts.push_back(secs(t));
   }
   j["liveness_restarts_s"] = restarts;
+  if (!p.version.empty()) {
+    j["version"] = p.version;  // only in runs that rolled one version to another (lab --to)
+  }
   for (const diagnose::PodTraffic& t : d.traffic) {
     if (t.pod == p.name) {
       j["requests_by_phase"] = phases_json(t.requests);

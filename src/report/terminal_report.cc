@@ -124,6 +124,17 @@ std::string cell(uint64_t failed, uint64_t requests) {
   return requests == 0 ? std::string("-") : fmt::format("{}/{}", failed, requests);
 }
 
+// "pod-4", or "pod-4 (B)" in a run that rolled version A to B; at most 18 columns.
+std::string pod_label(const Diagnosis& d, const std::string& pod) {
+  auto life = std::find_if(d.pods.begin(), d.pods.end(),
+                           [&](const diagnose::PodLife& p) { return p.name == pod; });
+  if (life == d.pods.end() || life->version.empty()) {
+    return pod.substr(0, 18);
+  }
+  std::string suffix = fmt::format(" ({})", life->version);
+  return pod.substr(0, 18 - std::min<size_t>(18, suffix.size())) + suffix;
+}
+
 void print_pods(std::ostream& out, const Diagnosis& d, const Style& s) {
   bool any = std::any_of(d.traffic.begin(), d.traffic.end(), [](const auto& t) {
     return t.requests[0] + t.requests[1] + t.requests[2] + t.requests[3] > 0;
@@ -138,7 +149,7 @@ void print_pods(std::ostream& out, const Diagnosis& d, const Style& s) {
   for (const diagnose::PodTraffic& t : d.traffic) {
     uint64_t requests = t.requests[0] + t.requests[1] + t.requests[2] + t.requests[3];
     uint64_t failed = t.failed[0] + t.failed[1] + t.failed[2] + t.failed[3];
-    out << fmt::format("  {:<18} {:>9} {:>14} {:>15} {:>15} {:>19}\n", t.pod.substr(0, 18),
+    out << fmt::format("  {:<18} {:>9} {:>14} {:>15} {:>15} {:>19}\n", pod_label(d, t.pod),
                        cell(failed, requests), cell(t.failed[0], t.requests[0]),
                        cell(t.failed[1], t.requests[1]), cell(t.failed[2], t.requests[2]),
                        cell(t.failed[3], t.requests[3]));

@@ -117,6 +117,10 @@ std::vector<Mark> marks(const record::RunRecord& run, const diagnose::Diagnosis&
       out.push_back({e.t, MarkKind::rollout, "rollout starts"});
     } else if (e.kind == record::EventKind::rollout_finished) {
       out.push_back({e.t, MarkKind::rollout, "rollout done"});
+    } else if (e.kind == record::EventKind::migration_started) {
+      out.push_back({e.t, MarkKind::rollout, "migration starts"});
+    } else if (e.kind == record::EventKind::migration_finished) {
+      out.push_back({e.t, MarkKind::rollout, "migration done"});
     }
   }
   std::stable_sort(out.begin(), out.end(), [](const Mark& a, const Mark& b) { return a.t < b.t; });

@@ -27,3 +27,19 @@ expect_grep "^zerodrop: error: --action: expected restart, scale-down N, delete-
 
 expect_exit 2 "$ZERODROP" lab
 expect_grep "no command" "$WORK/err"
+
+# The version change, the database and the migration: flags checked before anything runs.
+expect_exit 2 "$ZERODROP" lab --db mysql -- true
+expect_grep "^zerodrop: error: --db: expected none or postgres, got 'mysql'$" "$WORK/err"
+expect_exit 2 "$ZERODROP" lab --migrate true --migrate-at soon -- true
+expect_grep "^zerodrop: error: --migrate-at: expected before, between or after, got 'soon'$" \
+  "$WORK/err"
+expect_exit 2 "$ZERODROP" lab --migrate-at after -- true
+expect_grep "^zerodrop: error: --migrate-at: there is no --migrate to run$" "$WORK/err"
+expect_exit 2 "$ZERODROP" lab --to 'true 2' --action delete-pod -- true
+expect_grep "^zerodrop: error: --to, --to-file: a version change is a rollout" "$WORK/err"
+expect_exit 2 "$ZERODROP" lab --to "'unterminated" -- true
+expect_grep "^zerodrop: error: --to: " "$WORK/err"
+printf 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        image: app:2\n' >"$WORK/image-only.yaml"
+expect_exit 2 "$ZERODROP" lab --to-file "$WORK/image-only.yaml" -- true
+expect_grep "image-only.yaml: container app has no command or args" "$WORK/err"

@@ -224,5 +224,28 @@ TEST(ResponseParser, RandomBytesStayBounded) {
   }
 }
 
+TEST(ResponseParser, KeepsTheFirstBytesOfAnErrorBodyOnly) {
+  ResponseParser parser(std::string_view{}, ParserLimits{.max_error_body = 12});
+  std::string error =
+      "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 40\r\n\r\n"
+      "ERROR:  column \"name\" does not exist\n..";
+  parse_pieces(error, {50, 70}, parser);
+  EXPECT_EQ(parser.error_body(), "ERROR:  colu");
+
+  parser.reset();
+  parse_pieces("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", {}, parser);
+  EXPECT_EQ(parser.error_body(), "");  // a success keeps nothing, and the last error is gone
+
+  parser.reset();  // chunk framing is not part of the body
+  parse_pieces(
+      "HTTP/1.1 503 x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n", {},
+      parser);
+  EXPECT_EQ(parser.error_body(), "abcde");
+
+  parser.reset();  // a close-delimited body too
+  parse_pieces("HTTP/1.1 502 x\r\n\r\nupstream gone", {}, parser);
+  EXPECT_EQ(parser.error_body(), "upstream gon");
+}
+
 }  // namespace
 }  // namespace zerodrop::http

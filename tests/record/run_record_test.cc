@@ -91,6 +91,47 @@ TEST(RunRecord, RouterErrorIsWrittenOnlyWhenTheRouterAnsweredItself) {
   std::remove(path.c_str());
 }
 
+TEST(RunRecord, VersionsMigrationsAndErrorBodiesRoundTrip) {
+  std::string path = ::testing::TempDir() + "/rr_schema.ndjson";
+  {
+    std::ofstream out(path);
+    Event pod;
+    pod.kind = EventKind::pod_created;
+    pod.pod = "pod-4";
+    pod.version = "B";
+    write_ndjson(out, pod);
+    Event migration;
+    migration.kind = EventKind::migration_finished;
+    migration.exit_code = 3;
+    migration.detail = "psql -f V2.sql: exit code 3";
+    write_ndjson(out, migration);
+  }
+  auto events = read_events(path);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].version, "B");
+  EXPECT_EQ(events[1].kind, EventKind::migration_finished);
+  EXPECT_EQ(events[1].exit_code, 3);
+  EXPECT_EQ(events[1].version, "");
+  {
+    std::ofstream out(path);
+    RequestRecord r;
+    r.status = 500;
+    r.outcome = Outcome::http_5xx;
+    r.body = "ERROR:  column \"name\" does not exist";
+    write_ndjson(out, r);
+    write_ndjson(out, RequestRecord{});
+  }
+  std::ifstream in(path);
+  std::string first, second;
+  std::getline(in, first);
+  std::getline(in, second);
+  EXPECT_EQ(second.find("body"), std::string::npos) << second;  // only when there is one
+  auto back = read_requests(path);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].body, "ERROR:  column \"name\" does not exist");
+  std::remove(path.c_str());
+}
+
 TEST(RunRecord, BackendFateIsWrittenOnlyWhenARouterKnewTheConnection) {
   std::string path = ::testing::TempDir() + "/rr_backend_fate.ndjson";
   {
