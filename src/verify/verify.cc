@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <map>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -19,6 +20,7 @@
 #include "verify/api_client.h"
 #include "verify/observer.h"
 #include "verify/preflight.h"
+#include "verify/propagation.h"
 #include "verify/watch.h"
 
 namespace zerodrop::verify {
@@ -40,9 +42,17 @@ Event api_event(Micros t, EventKind kind, std::string detail) {
 class Timeline {
 public:
   Timeline(const record::RunFolder& folder, PodTemplate pod_template)
-      : start_(Clock::now()), writer_(folder, record::Traffic::requests), observer_(pod_template) {}
+      : start_(Clock::now()),
+        wall_start_(std::chrono::system_clock::now()),
+        writer_(folder, record::Traffic::requests),
+        observer_(pod_template) {}
 
   Micros now() const { return std::chrono::duration_cast<Micros>(Clock::now() - start_); }
+
+  // The wall-clock time of t = 0, in microseconds since the epoch: agents' clocks join here.
+  int64_t wall_start_us() const {
+    return std::chrono::duration_cast<Micros>(wall_start_.time_since_epoch()).count();
+  }
 
   Clock::time_point start() const { return start_; }
 
@@ -73,11 +83,53 @@ public:
     requests_.push_back(std::move(r));
   }
 
-  // The record, requests in sequence order; the writer gets the requests and is closed.
+  // An agent started: its clock joins this one through the wall clock (the same host's in the
+  // lab; NTP-synchronised nodes in a cluster).
+  void agent_hello(const AgentHello& h) {
+    Micros offset(h.wall_us - wall_start_us());
+    {
+      std::lock_guard lock(mutex_);
+      agents_[h.pod] = {h.node, offset};
+    }
+    note(fmt::format("agent {} (index {}) on node {} is loading; its t = 0 is verify's {}", h.pod,
+                     h.index, h.node, format_duration(offset)));
+  }
+
+  // An agent's request, moved onto this clock; its router is the agent's node.
+  void agent_request(const AgentHello& h, record::RequestRecord r) {
+    std::lock_guard lock(mutex_);
+    Micros offset = agents_[h.pod].second;
+    r.intended += offset;
+    r.done += offset;
+    for (auto* t : {&r.sent, &r.first_byte, &r.backend_fate_at}) {
+      if (*t) {
+        **t += offset;
+      }
+    }
+    r.router = "node/" + h.node;
+    requests_.push_back(std::move(r));
+  }
+
+  std::vector<std::string> agent_nodes() {
+    std::lock_guard lock(mutex_);
+    std::vector<std::string> nodes;
+    for (const auto& [pod, agent] : agents_) {
+      nodes.push_back(agent.first);
+    }
+    std::sort(nodes.begin(), nodes.end());
+    return nodes;
+  }
+
+  // The record, requests in the order they were meant to be sent (numbered anew: each agent
+  // and the --url load count from 0); the writer gets the requests and is closed.
   record::RunRecord finish(record::RunRecord run) {
     std::lock_guard lock(mutex_);
-    std::sort(requests_.begin(), requests_.end(),
-              [](const auto& a, const auto& b) { return a.seq < b.seq; });
+    std::stable_sort(requests_.begin(), requests_.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.intended, a.router, a.seq) < std::tie(b.intended, b.router, b.seq);
+    });
+    for (size_t i = 0; i < requests_.size(); ++i) {
+      requests_[i].seq = i;
+    }
     size_t named = attribute_to_terminating(events_, requests_);
     if (named > 0) {
       add_locked(
@@ -102,11 +154,13 @@ private:
   }
 
   Clock::time_point start_;
+  std::chrono::system_clock::time_point wall_start_;
   std::mutex mutex_;
   record::RunWriter writer_;
   Observer observer_;
   std::vector<Event> events_;
   std::vector<record::RequestRecord> requests_;
+  std::map<std::string, std::pair<std::string, Micros>> agents_;  // pod -> node, clock offset
 };
 
 // The four watches of the run, each on its own thread.
@@ -340,6 +394,66 @@ Ending drive(const ApiClient& client, const Options& o, Timeline& timeline, Guar
   return guard.stop() ? cut_short(guard) : Ending::finished;
 }
 
+// How many agents: one per node (the nodes the API lists, at most --max-nodes), or --agents K.
+int agent_count(const ApiClient& client, const Options& o, Timeline& timeline) {
+  if (o.agents == AgentMode::count) {
+    return o.agent_count;
+  }
+  ApiResponse r = client.get("/api/v1/nodes");
+  if (!r.ok()) {
+    throw Error(fmt::format("cannot list the nodes to place one agent on each: {} (give "
+                            "--agents K instead)",
+                            error_text(r)));
+  }
+  auto nodes = static_cast<int>(nlohmann::json::parse(r.body).value("items", nlohmann::json::array()).size());
+  if (nodes > o.max_nodes) {
+    timeline.note(fmt::format("{} nodes: agents on {} of them (--max-nodes)", nodes, o.max_nodes));
+  }
+  return std::max(1, std::min(nodes, o.max_nodes));
+}
+
+// Creates the agents' Job and waits until every agent is loading (else Error: what keeps them;
+// the Job is deleted on the way out).
+std::unique_ptr<Agents> start_agents(const ApiClient& client, const Options& o,
+                                     const Target& target, Timeline& timeline, Guard& guard) {
+  if (o.agents == AgentMode::none) {
+    return nullptr;
+  }
+  AgentJob job;
+  job.namespace_name = o.namespace_name;
+  job.run_id = new_run_id();
+  job.image = o.agent_image;
+  job.count = agent_count(client, o, timeline);
+  job.per_node = o.agents == AgentMode::per_node;
+  job.service = target.service;
+  job.rate = o.load.rate / job.count;
+  job.keepalive = o.load.keepalive == load::Keepalive::on;
+  job.timeout = o.load.timeout;
+  job.backend_header = o.load.backend_header;
+  job.headers = o.load.headers;
+  job.path = o.agent_path;
+  job.deadline = o.warmup + o.rollout_timeout + o.tail + o.agent_ready_timeout;
+  AgentSink sink;
+  sink.on_hello = [&timeline](const AgentHello& h) { timeline.agent_hello(h); };
+  sink.on_request = [&timeline](const AgentHello& h, record::RequestRecord r) {
+    timeline.agent_request(h, std::move(r));
+  };
+  sink.on_note = [&timeline](const std::string& text) { timeline.note(text); };
+  auto agents = std::make_unique<Agents>(client, job, sink, o.keep);
+  std::cerr << fmt::format("zerodrop: verify: {} agent(s) in job {} (image {})\n", job.count,
+                           job.name(), job.image);
+  bool ready = wait_for(guard, o.agent_ready_timeout, [&] { return agents->ready() >= job.count; });
+  if (!ready && !guard.stop()) {
+    std::string why;
+    for (const std::string& p : agents->problems()) {
+      why += "; " + p;
+    }
+    throw Error(fmt::format("only {} of {} agents were loading after {}{}", agents->ready(),
+                            job.count, format_duration(o.agent_ready_timeout), why));
+  }
+  return agents;
+}
+
 std::string make_folder(const std::string& out) {
   if (!out.empty()) {
     return out;
@@ -351,7 +465,8 @@ std::string make_folder(const std::string& out) {
   return pattern;
 }
 
-record::RunRecord base_record(const Options& o, const Target& target) {
+record::RunRecord base_record(const Options& o, const Target& target,
+                              const std::vector<std::string>& agent_nodes) {
   record::RunRecord run;
   run.engine = "verify";
   run.scenario = target.scenario;
@@ -365,7 +480,17 @@ record::RunRecord base_record(const Options& o, const Target& target) {
     urls += (urls.empty() ? "" : " ") + u;
   }
   extra["urls"] = urls;
-  extra["routers"] = "edge: the --url load from this machine";
+  std::string routers = urls.empty() ? "" : "edge: the --url load from this machine";
+  for (const std::string& node : agent_nodes) {
+    routers += fmt::format("{}node/{}: the agent on node {}", routers.empty() ? "" : "; ", node,
+                           node);
+  }
+  extra["routers"] = routers;
+  if (o.agents != AgentMode::none) {
+    extra["agents"] = fmt::format("{} ({})", agent_nodes.size(),
+                                  o.agents == AgentMode::per_node ? "one per node" : "--agents");
+    extra["agent_image"] = o.agent_image;
+  }
   return run;
 }
 
@@ -411,7 +536,7 @@ std::string context_namespace(const KubectlOptions& options) {
 int run(const Options& o, const Finish& finish) {
   KubectlProxy proxy(o.kubectl);
   ApiClient client(proxy.socket_path());
-  Target target = preflight(client, {o.namespace_name, o.deployment, o.service, o.action});
+  Target target = preflight(client, {o.namespace_name, o.deployment, o.service, o.action, o.agents});
   for (const std::string& w : target.warnings) {
     std::cerr << "zerodrop: warning: audit of the live deploy/" << o.deployment << ": " << w
               << "\n";
@@ -420,23 +545,36 @@ int run(const Options& o, const Finish& finish) {
   Timeline timeline(folder, target.pod_template);
   Ending ending;
   std::string load_error;
+  std::vector<std::string> agent_nodes;
   {
     Watches watches(client, o, target, timeline);
-    Load load(o, timeline);
-    if (!load.wait_started()) {
-      throw Error(load.error());
-    }
     Guard guard(o, proxy);
+    // The agents first: they must all be loading before the warm-up counts.
+    std::unique_ptr<Agents> agents = start_agents(client, o, target, timeline, guard);
+    std::unique_ptr<Load> load;
+    if (!o.urls.empty()) {
+      load = std::make_unique<Load>(o, timeline);
+      if (!load->wait_started()) {
+        throw Error(load->error());
+      }
+    }
     ending = drive(client, o, timeline, guard);
-    load.stop();
-    load_error = load.error();
+    if (load) {
+      load->stop();
+      load_error = load->error();
+    }
+    if (agents) {
+      agents->stop(o.load.timeout + std::chrono::seconds(15));
+      agent_nodes = timeline.agent_nodes();
+    }
   }
   if (!load_error.empty()) {
     throw Error(load_error);
   }
-  record::RunRecord run = base_record(o, target);
+  record::RunRecord run = base_record(o, target, agent_nodes);
   run.end = timeline.now();
   run = timeline.finish(std::move(run));
+  write_propagation(folder, run, timeline.wall_start_us());
   int code = finish(folder, run);
   if (ending == Ending::interrupted) {
     return to_int(ExitCode::interrupted);
