@@ -117,7 +117,8 @@ std::vector<JobRunner::Pod*> JobRunner::pods_of(const std::string& job) {
   return out;
 }
 
-// Kubelet's deletion of a Job's pod: the stop signal now, SIGKILL after the grace period.
+// Kubelet's deletion of a Job's pod: the stop signal now, SIGKILL after the grace period. A
+// finished pod's object goes at once.
 void JobRunner::kill(Pod& pod) {
   if (pod.state.deletion || pod.gone) {
     return;
@@ -207,7 +208,9 @@ void JobRunner::advance(Job& job) {
       recorder_.pod_event(record::EventKind::note, "",
                           fmt::format("job {} {}", job.name, job.failure.value_or("complete")));
       for (Pod* p : pods) {
-        kill(*p);
+        if (!p->state.finished) {
+          kill(*p);  // finished pods stay, as the job controller leaves them
+        }
       }
     } else {
       make_pods(job);

@@ -13,7 +13,7 @@
 namespace zerodrop::verify {
 namespace {
 
-using nlohmann::json;
+using Json = nlohmann::json;  // not `json`: other files of the unity build name variables so
 
 // "my-svc" -> "MY_SVC", as kubelet names a Service's link variables.
 std::string link_name(std::string_view text) {
@@ -34,10 +34,10 @@ class Stream {
 public:
   explicit Stream(std::ostream& out) : out_(out) {}
 
-  void line(json j) {
+  void line(Json j) {
     std::lock_guard lock(mutex_);
     j["n"] = n_++;
-    out_ << j.dump(-1, ' ', false, json::error_handler_t::replace) << '\n' << std::flush;
+    out_ << j.dump(-1, ' ', false, Json::error_handler_t::replace) << '\n' << std::flush;
   }
 
   // A req line: the request in requests.ndjson's form under "r".
@@ -125,7 +125,7 @@ int run_agent(const AgentOptions& o, std::ostream& out) {
 }
 
 std::optional<AgentLine> parse_agent_line(std::string_view text) {
-  json j = json::parse(text, nullptr, false);
+  Json j = Json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("k") || !j["k"].is_string()
       || !j.contains("n") || !j["n"].is_number_unsigned()) {
     return std::nullopt;

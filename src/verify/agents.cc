@@ -14,7 +14,7 @@
 
 namespace zerodrop::verify {
 
-using nlohmann::json;
+using Json = nlohmann::json;  // not `json`: other files of the unity build name variables so
 using namespace std::chrono_literals;
 
 namespace {
@@ -25,7 +25,7 @@ std::string seconds_arg(Duration d) {
   return fmt::format("{}s", std::chrono::ceil<std::chrono::seconds>(d).count());
 }
 
-json agent_container(const AgentJob& j) {
+Json agent_container(const AgentJob& j) {
   std::vector<std::string> args = {"verify-agent",
                                    "--service",
                                    j.service,
@@ -47,14 +47,14 @@ json agent_container(const AgentJob& j) {
     args.push_back(name + ": " + value);
   }
   auto field = [](const char* name, const char* path) {
-    return json{{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", path}}}}}};
+    return Json{{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", path}}}}}};
   };
   return {{"name", "agent"},
           {"image", j.image},
           {"imagePullPolicy", "IfNotPresent"},
           {"command", {"/zerodrop"}},
           {"args", args},
-          {"env", json::array({field("POD_NAME", "metadata.name"),
+          {"env", Json::array({field("POD_NAME", "metadata.name"),
                                field("NODE_NAME", "spec.nodeName")})},
           {"securityContext",
            {{"allowPrivilegeEscalation", false},
@@ -77,12 +77,12 @@ std::string new_run_id() {
   return id;
 }
 
-json agent_job_manifest(const AgentJob& j) {
-  json labels = {{"app.kubernetes.io/managed-by", "zerodrop"},
+Json agent_job_manifest(const AgentJob& j) {
+  Json labels = {{"app.kubernetes.io/managed-by", "zerodrop"},
                  {"app.kubernetes.io/name", "zerodrop-verify-agent"},
                  {"zerodrop.dev/run", j.run_id}};
-  json same_run = {{"matchLabels", {{"zerodrop.dev/run", j.run_id}}}};
-  json pod = {{"restartPolicy", "Never"},
+  Json same_run = {{"matchLabels", {{"zerodrop.dev/run", j.run_id}}}};
+  Json pod = {{"restartPolicy", "Never"},
               {"automountServiceAccountToken", false},
               {"enableServiceLinks", true},
               // In-flight requests finish within --timeout after SIGTERM.
@@ -93,12 +93,12 @@ json agent_job_manifest(const AgentJob& j) {
                 {"runAsUser", 65532},
                 {"runAsGroup", 65532},
                 {"seccompProfile", {{"type", "RuntimeDefault"}}}}},
-              {"containers", json::array({agent_container(j)})}};
+              {"containers", Json::array({agent_container(j)})}};
   if (j.per_node) {
     pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] =
-        json::array({{{"labelSelector", same_run}, {"topologyKey", "kubernetes.io/hostname"}}});
+        Json::array({{{"labelSelector", same_run}, {"topologyKey", "kubernetes.io/hostname"}}});
   } else {
-    pod["topologySpreadConstraints"] = json::array({{{"maxSkew", 1},
+    pod["topologySpreadConstraints"] = Json::array({{{"maxSkew", 1},
                                                      {"topologyKey", "kubernetes.io/hostname"},
                                                      {"whenUnsatisfiable", "ScheduleAnyway"},
                                                      {"labelSelector", same_run}}});
@@ -167,16 +167,16 @@ void Agents::discover() {
     } catch (const Error& e) {
       sink_.on_note(fmt::format("listing the agents' pods failed: {}", e.what()));
     }
-    json list = r.ok() ? json::parse(r.body, nullptr, false) : json();
-    json items = list.is_object() ? list.value("items", json::array()) : json::array();
-    for (const json& pod : items) {
+    Json list = r.ok() ? Json::parse(r.body, nullptr, false) : Json();
+    Json items = list.is_object() ? list.value("items", Json::array()) : Json::array();
+    for (const Json& pod : items) {
       std::string name = pod["metadata"].value("name", "");
-      std::string node = pod.value("spec", json::object()).value("nodeName", "");
-      std::string phase = pod.value("status", json::object()).value("phase", "");
+      std::string node = pod.value("spec", Json::object()).value("nodeName", "");
+      std::string phase = pod.value("status", Json::object()).value("phase", "");
       std::lock_guard lock(mutex_);
       if (node.empty() || phase == "Pending") {
-        json conditions = pod.value("status", json::object()).value("conditions", json::array());
-        for (const json& c : conditions) {
+        Json conditions = pod.value("status", Json::object()).value("conditions", Json::array());
+        for (const Json& c : conditions) {
           if (c.value("status", "") == "False" && c.contains("message")) {
             problems_.insert(fmt::format("{}: {}", name, c["message"].get<std::string>()));
           }

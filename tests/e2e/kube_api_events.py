@@ -38,8 +38,12 @@ def wall_us(text):
 
 def main():
     run, pods_file, slices_file = sys.argv[1:4]
+    meta = json.load(open(f"{run}/run.json"))
+    start = int(meta["scenario"]["kube_api_start_wall_us"])
+    # The API stops when the run ends, before the lab kills its last pods: the teardown is not
+    # served.
     lab = [json.loads(l) for l in open(f"{run}/events.ndjson") if l.strip()]
-    start = int(json.load(open(f"{run}/run.json"))["scenario"]["extra"]["kube_api_start_wall_us"])
+    lab = [e for e in lab if e["t_us"] <= meta["end_us"]]
     workload = {e["pod"] for e in lab if e["kind"] == "pod_created"}
 
     # The lab's side: deletions, endpoint changes, pods removed, in its order.
@@ -88,7 +92,8 @@ def main():
                 changes.append(pod)
         slice_pods[name] = set(now)
         for pod in changes:
-            at = wall_us(trigger) - start if trigger else None
+            # A slice deleted (its last endpoint gone) carries its last state, not a new time.
+            at = wall_us(trigger) - start if trigger and kind != "DELETED" else None
             got.append(("endpoint", pod, endpoints[pod], at))
 
     problems = []

@@ -31,14 +31,14 @@ timeout 170 kubectl get --raw '/api/v1/namespaces/default/pods?watch=1&resourceV
 timeout 170 kubectl get --raw '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?watch=1&resourceVersion=1' \
   >"$WORK/slices.watch" &
 
-job() {  # job NAME PARALLELISM COMMAND: an Indexed Job of 3 completions, one pod per node
+job() {  # job NAME COUNT COMMAND: an Indexed Job of COUNT pods at once, at most one per node
   cat <<YAML
 apiVersion: batch/v1
 kind: Job
 metadata: {name: $1}
 spec:
   completionMode: Indexed
-  completions: 3
+  completions: $2
   parallelism: $2
   backoffLimit: 0
   template:

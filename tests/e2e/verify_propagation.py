@@ -16,7 +16,7 @@ SLACK_US = 1000  # two clocks read on one host, each converted from steady time:
 
 def main():
     lab_run, verify_run, nodes = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    start = int(json.load(open(f"{lab_run}/run.json"))["scenario"]["extra"]["kube_api_start_wall_us"])
+    start = int(json.load(open(f"{lab_run}/run.json"))["scenario"]["kube_api_start_wall_us"])
     truth = {}
     for line in open(f"{lab_run}/events.ndjson"):
         e = json.loads(line)

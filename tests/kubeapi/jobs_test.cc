@@ -57,20 +57,14 @@ TEST(Schedule, NodeNameAndNodeSelectorChooseTheNode) {
 }
 
 TEST(JobPodEnv, ServiceLinksNameTheNodesRouterAndDownwardApiFieldsResolve) {
-  json service = {{"metadata",
-                   {{"name", "my-web"},
-                    {"annotations",
-                     {{"zerodrop.dev/node-routers", "node-1=127.0.0.1:1001,node-2=127.0.0.1:1002"}}}}}},
-                  {"spec", {{"clusterIP", "127.0.0.1"}, {"ports", {{{"port", 1001}}}}}}};
-  json pod = {{"metadata",
-               {{"name", "agents-1-x"},
-                {"annotations", {{"batch.kubernetes.io/job-completion-index", "1"}}}}},
-              {"spec",
-               {{"nodeName", "node-2"},
-                {"containers",
-                 {{{"env",
-                    {{{"name", "NODE_NAME"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "spec.nodeName"}}}}}},
-                     {{"name", "TARGET"}, {"value", "$(MY_WEB_SERVICE_HOST):$(MY_WEB_SERVICE_PORT)"}}}}}}}}}};
+  json service = json::parse(R"({"metadata": {"name": "my-web", "annotations":
+      {"zerodrop.dev/node-routers": "node-1=127.0.0.1:1001,node-2=127.0.0.1:1002"}},
+    "spec": {"clusterIP": "127.0.0.1", "ports": [{"port": 1001}]}})");
+  json pod = json::parse(R"js({"metadata": {"name": "agents-1-x",
+      "annotations": {"batch.kubernetes.io/job-completion-index": "1"}},
+    "spec": {"nodeName": "node-2", "containers": [{"env": [
+      {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+      {"name": "TARGET", "value": "$(MY_WEB_SERVICE_HOST):$(MY_WEB_SERVICE_PORT)"}]}]}})js");
   auto env = job_pod_env(pod, {service}, three_nodes()[1]);
   auto get = [&](const std::string& name) {
     for (const auto& [k, v] : env) {
