@@ -76,7 +76,7 @@ timeout 30 kubectl wait --for=condition=complete job/probe --timeout=25s >/dev/n
 # One pod per node, each loading its own node's router (the Service annotation's address).
 ROUTERS=$(kubectl get svc web -o jsonpath='{.metadata.annotations.zerodrop\.dev/node-routers}')
 for pod in $(kubectl get pods -l job-name=probe -o name); do
-  kubectl logs "$pod" | head -1 >>"$WORK/probes"
+  kubectl logs "$pod" >"$WORK/log" && head -1 "$WORK/log" >>"$WORK/probes"
 done
 for n in 1 2 3; do
   addr=$(tr ',' '\n' <<<"$ROUTERS" | sed -n "s/^node-$n=//p")
@@ -86,8 +86,8 @@ done
 # A fourth pod finds no node; a foreground delete returns once every pod is gone.
 job sleeper 4 'sleep 60' | kubectl create --validate=false -f - >/dev/null
 for _ in $(seq 100); do
-  kubectl get pods -l job-name=sleeper -o jsonpath='{.items[*].status.conditions[0].message}' \
-    | grep -q "didn't match pod anti-affinity" && break
+  why=$(kubectl get pods -l job-name=sleeper -o jsonpath='{.items[*].status.conditions[0].message}')
+  [[ "$why" == *"didn't match pod anti-affinity"* ]] && break
   sleep 0.1
 done
 kubectl get pods -l job-name=sleeper -o jsonpath='{.items[*].status.conditions[0].message}' >"$WORK/unsched"
