@@ -54,10 +54,13 @@ std::optional<NodeUpdate> estimate(const std::string& node, const std::string& p
       seen.insert(r->backend);
     }
   }
-  u.backends = static_cast<int>(seen.size());
-  if (u.backends < 2) {
+  if (seen.size() < 2) {
+    u.backends = static_cast<int>(seen.size());
     return u;  // no other pod to miss to: no upper bound
   }
+  // One more than seen: a pod in the rotation may have answered nothing by name in the window
+  // (its requests failed unnamed), and a larger rotation needs more misses.
+  u.backends = static_cast<int>(seen.size()) + 1;
   int needed = misses_needed(u.backends, error);
   for (const RequestRecord* r : fresh) {
     if (r->intended > u.lo && ++u.misses == needed) {

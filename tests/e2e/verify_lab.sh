@@ -26,7 +26,7 @@ verify_lab() {
   app_flags=("$@")
   local run="$WORK/$name-lab"
   timeout 180 "$ZERODROP" lab --kube-api --action none --replicas 2 --nodes 3 \
-    --propagation 500ms --rate 50 --connections 16 --warmup 500ms --tail 3s \
+    --propagation 500ms --rate 50 --connections 16 --warmup 500ms --tail 5s \
     --readiness http:/readyz --readiness-period 100ms --readiness-failure 1 --grace 10s \
     --out "$run" "${lab_flags[@]}" -- "$EXAMPLES/$example" --host '{ip}' --port '{port}' \
     "${app_flags[@]}" >"$WORK/$name-lab.out" 2>"$WORK/$name-lab.err" &
@@ -40,7 +40,7 @@ verify_lab() {
   [ -f "$kc" ] || { cat "$WORK/$name-lab.err"; fail "no kubeconfig in the lab's run folder"; }
   verify_rc=0
   timeout 120 "$ZERODROP" verify deploy/web --kubeconfig "$kc" --agent-image zerodrop:lab \
-    --rate 150 --warmup 1s --tail 300ms --rollout-timeout 60s --out "$WORK/$name-verify" \
+    --rate 150 --warmup 1s --tail 2s --rollout-timeout 60s --out "$WORK/$name-verify" \
     >"$WORK/$name-verify.out" 2>"$WORK/$name-verify.err" || verify_rc=$?
   lab_rc=0
   wait "$lab" || lab_rc=$?
@@ -72,6 +72,7 @@ expect_grep 'a client deleted job zerodrop-verify-[a-z0-9]+ \(Background\)' "$WO
   "$WORK/naive-lab/events.ndjson")" = 3 ] || fail "the agents did not all exit 0 after the Job's deletion"
 python3 "$(dirname "$0")/verify_propagation.py" "$WORK/naive-lab" "$WORK/naive-verify" 3 \
   >"$WORK/propagation" || { cat "$WORK/propagation"; fail "verify's per-node estimate missed the lab's truth"; }
+cat "$WORK/propagation"
 
 verify_lab graceful graceful --prestop sleep:1.5s -- --delay 1s
 [ "$verify_rc" = 0 ] || { show_both graceful; fail "verify of graceful exited $verify_rc, expected 0"; }

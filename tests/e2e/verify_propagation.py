@@ -5,7 +5,7 @@ usage: verify_propagation.py LAB_RUN VERIFY_RUN NODES
 
 For every node, every interval verify bounded (propagation.ndjson: lo and hi, wall-clock µs) must
 contain the moment the lab's router on that node stopped sending new connections to the pod
-(its first router_applied event marking the pod not ready), and each of the NODES nodes must
+(its first router_applied event marking the pod terminating), and each of the NODES nodes must
 have at least one bounded interval. Prints each comparison; exits 1 on any miss.
 """
 import json
@@ -22,7 +22,7 @@ def main():
         e = json.loads(line)
         if e["kind"] != "router_applied" or "conditions" not in e:
             continue
-        if not e["conditions"]["ready"] or e["conditions"]["terminating"]:
+        if e["conditions"]["terminating"]:
             truth.setdefault((e["router"], e["pod"]), start + e["t_us"])
     bounded = set()
     problems = []
