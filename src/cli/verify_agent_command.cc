@@ -90,7 +90,9 @@ int run_agent(const Flags& f) {
   o.index = static_cast<int>(parse_integer(f.index, "--index", 0, 100000));
   o.count = static_cast<int>(parse_integer(f.count, "--count", 1, 100000));
   o.stop = &agent_stopped;
+
   struct sigaction action {};
+
   action.sa_handler = on_agent_stop;
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);

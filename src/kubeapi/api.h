@@ -116,11 +116,13 @@ private:
   HttpResponse remove(const Route& route, const HttpRequest& request);
   HttpResponse remove_job(const Route& route, const HttpRequest& request, nlohmann::json job);
   HttpResponse create(const Route& route, const HttpRequest& request);
+
   // A paged list's items not served yet, as of its first page (one snapshot per list).
   struct Pages {
     std::vector<nlohmann::json> items;
     uint64_t rv = 0;
   };
+
   // Keeps the rest of a paged list (limit) and returns its continue token; a token's pages are
   // taken once (nullopt: unknown or already evicted, 410 for the client).
   std::string keep_pages(Pages pages);

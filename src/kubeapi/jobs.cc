@@ -16,7 +16,7 @@ using nlohmann::json;
 namespace {
 
 json job_condition(const std::string& type, bool status, const std::string& at,
-               const std::string& reason = "", const std::string& message = "") {
+                   const std::string& reason = "", const std::string& message = "") {
   json c = {{"type", type}, {"status", status ? "True" : "False"}, {"lastTransitionTime", at}};
   if (!reason.empty()) {
     c["reason"] = reason;
@@ -124,8 +124,9 @@ std::string env_name(const std::string& service) {
 
 // The Service's address on `node`: its router there (the lab's annotation), else its ClusterIP.
 std::pair<std::string, std::string> service_address(const json& service, const Node& node) {
-  std::string routers =
-      service["metadata"].value("annotations", json::object()).value("zerodrop.dev/node-routers", "");
+  std::string routers = service["metadata"]
+                            .value("annotations", json::object())
+                            .value("zerodrop.dev/node-routers", "");
   std::string key = node.name + "=";
   for (size_t at = 0; at < routers.size();) {
     size_t comma = routers.find(',', at);
@@ -170,12 +171,14 @@ std::string expand(const std::string& text,
       continue;
     }
     size_t close = text.find(')', i);
-    if (text[i] != '$' || i + 1 >= text.size() || text[i + 1] != '(' || close == std::string::npos) {
+    if (text[i] != '$' || i + 1 >= text.size() || text[i + 1] != '('
+        || close == std::string::npos) {
       out += text[i];
       continue;
     }
     std::string name = text.substr(i + 2, close - i - 2);
-    auto it = std::find_if(env.rbegin(), env.rend(), [&](const auto& e) { return e.first == name; });
+    auto it =
+        std::find_if(env.rbegin(), env.rend(), [&](const auto& e) { return e.first == name; });
     out += it == env.rend() ? text.substr(i, close - i + 1) : it->second;
     i = close;
   }
@@ -262,13 +265,14 @@ json job_pod_object(const json& job, const JobPod& pod, const ClusterInfo& info)
   std::string created = rfc3339(pod.created);
   json scheduled = job_condition("PodScheduled", true, created);
   if (pod.node.empty()) {
-    p["status"] = {{"phase", "Pending"},
-                   {"conditions", json::array({job_condition("PodScheduled", false, created,
-                                                         "Unschedulable", pod.why_unscheduled)})}};
+    p["status"] = {
+        {"phase", "Pending"},
+        {"conditions", json::array({job_condition("PodScheduled", false, created, "Unschedulable",
+                                                  pod.why_unscheduled)})}};
     return p;
   }
   p["spec"]["nodeName"] = pod.node;
-  std::string phase = pod.finished ? (pod.succeeded() ? "Succeeded" : "Failed")
+  std::string phase = pod.finished  ? (pod.succeeded() ? "Succeeded" : "Failed")
                       : pod.started ? "Running"
                                     : "Pending";
   bool ready = pod.started && !pod.finished;
@@ -288,24 +292,23 @@ json job_pod_object(const json& job, const JobPod& pod, const ClusterInfo& info)
   }
   const json& c = tmpl["spec"]["containers"][0];
   std::string since = rfc3339(pod.finished.value_or(pod.started.value_or(pod.created)));
-  p["status"] = {
-      {"phase", phase},
-      {"hostIP", "127.0.0.1"},
-      {"podIP", "127.0.0.1"},
-      {"podIPs", json::array({{{"ip", "127.0.0.1"}}})},
-      {"startTime", created},
-      {"qosClass", "BestEffort"},
-      {"conditions",
-       json::array({scheduled, job_condition("Initialized", true, created),
-                    job_condition("ContainersReady", ready, since), job_condition("Ready", ready, since)})},
-      {"containerStatuses", json::array({{{"name", c.value("name", "")},
-                                          {"image", c.value("image", "")},
-                                          {"imageID", ""},
-                                          {"ready", ready},
-                                          {"started", ready},
-                                          {"restartCount", 0},
-                                          {"state", state},
-                                          {"lastState", json::object()}}})}};
+  p["status"] = {{"phase", phase},
+                 {"hostIP", "127.0.0.1"},
+                 {"podIP", "127.0.0.1"},
+                 {"podIPs", json::array({{{"ip", "127.0.0.1"}}})},
+                 {"startTime", created},
+                 {"qosClass", "BestEffort"},
+                 {"conditions", json::array({scheduled, job_condition("Initialized", true, created),
+                                             job_condition("ContainersReady", ready, since),
+                                             job_condition("Ready", ready, since)})},
+                 {"containerStatuses", json::array({{{"name", c.value("name", "")},
+                                                     {"image", c.value("image", "")},
+                                                     {"imageID", ""},
+                                                     {"ready", ready},
+                                                     {"started", ready},
+                                                     {"restartCount", 0},
+                                                     {"state", state},
+                                                     {"lastState", json::object()}}})}};
   return p;
 }
 
@@ -343,8 +346,9 @@ Placement schedule(const json& spec, const json& labels, const std::vector<Node>
   if (best) {
     return {best, ""};
   }
-  if (!wanted.empty() && std::none_of(nodes.begin(), nodes.end(),
-                                      [&](const Node& n) { return n.name == wanted; })) {
+  if (!wanted.empty() && std::none_of(nodes.begin(), nodes.end(), [&](const Node& n) {
+        return n.name == wanted;
+      })) {
     return {std::nullopt, fmt::format("node \"{}\" not found", wanted)};
   }
   return {std::nullopt,
@@ -390,9 +394,9 @@ json job_status(const json& job, const std::vector<JobPod>& pods,
       status["completionTime"] = at;
       status["conditions"] =
           json::array({job_condition("SuccessCriteriaMet", true, at, "CompletionsReached",
-                                 "Reached expected number of succeeded pods"),
+                                     "Reached expected number of succeeded pods"),
                        job_condition("Complete", true, at, "CompletionsReached",
-                                 "Reached expected number of succeeded pods")});
+                                     "Reached expected number of succeeded pods")});
     }
   }
   return status;
@@ -408,7 +412,8 @@ std::vector<std::pair<std::string, std::string>> job_pod_env(const json& pod,
     env.emplace_back(prefix + "_SERVICE_HOST", host);
     env.emplace_back(prefix + "_SERVICE_PORT", port);
   }
-  std::string index = pod["metadata"]["annotations"].value("batch.kubernetes.io/job-completion-index", "");
+  std::string index =
+      pod["metadata"]["annotations"].value("batch.kubernetes.io/job-completion-index", "");
   if (!index.empty()) {
     env.emplace_back("JOB_COMPLETION_INDEX", index);
   }
@@ -424,8 +429,8 @@ std::vector<std::pair<std::string, std::string>> job_pod_env(const json& pod,
   return env;
 }
 
-std::vector<std::string> container_argv(const json& container,
-                                        const std::vector<std::pair<std::string, std::string>>& env) {
+std::vector<std::string> container_argv(
+    const json& container, const std::vector<std::pair<std::string, std::string>>& env) {
   std::vector<std::string> argv;
   for (const char* key : {"command", "args"}) {
     json words = container.value(key, json::array());

@@ -28,8 +28,8 @@ nlohmann::json admit_job(nlohmann::json job, const ClusterInfo& info, WallTime n
 struct JobPod {
   std::string name;
   std::string job;
-  int index = -1;     // the completion index; -1 for a NonIndexed Job
-  std::string node;   // empty: not scheduled (Pending, Unschedulable)
+  int index = -1;    // the completion index; -1 for a NonIndexed Job
+  std::string node;  // empty: not scheduled (Pending, Unschedulable)
   std::string why_unscheduled;
   WallTime created;
   std::optional<WallTime> started;
@@ -40,6 +40,7 @@ struct JobPod {
   std::optional<int> signal;
 
   bool succeeded() const { return finished && exit_code == 0; }
+
   bool failed() const { return finished && exit_code != 0; }
 };
 
@@ -56,6 +57,7 @@ struct Placement {
   std::optional<std::string> node;
   std::string why_not;
 };
+
 Placement schedule(const nlohmann::json& spec, const nlohmann::json& labels,
                    const std::vector<Node>& nodes, const std::vector<nlohmann::json>& pods);
 
@@ -75,7 +77,7 @@ std::vector<std::pair<std::string, std::string>> job_pod_env(
 
 // The container's command + args with $(VAR) references to `env` expanded as kubelet does
 // ($$ is a literal $, unknown references stay as written). Throws Error when there is none.
-std::vector<std::string> container_argv(const nlohmann::json& container,
-                                        const std::vector<std::pair<std::string, std::string>>& env);
+std::vector<std::string> container_argv(
+    const nlohmann::json& container, const std::vector<std::pair<std::string, std::string>>& env);
 
 }  // namespace zerodrop::kubeapi

@@ -234,7 +234,8 @@ HttpResponse Api::create(const Route& route, const HttpRequest& request) {
   object["kind"] = t.kind;
   if (t.name == "jobs") {
     // The lab's job runner makes the pods, as the job controller would.
-    json stored = store_.put(t.store_key, admit_job(object, info_, std::chrono::system_clock::now()));
+    json stored =
+        store_.put(t.store_key, admit_job(object, info_, std::chrono::system_clock::now()));
     if (hooks_.create_job) {
       hooks_.create_job(name);
     }

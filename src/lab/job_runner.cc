@@ -165,9 +165,9 @@ void JobRunner::reap(Pod& pod) {
       pod.state.finished = std::chrono::system_clock::now();
       pod.state.exit_code = status->exit_code;
       pod.state.signal = status->signal;
-      recorder_.pod_event(record::EventKind::note, "",
-                          fmt::format("job pod {} on {}: {}", pod.state.name, pod.state.node,
-                                      status->describe()));
+      recorder_.pod_event(
+          record::EventKind::note, "",
+          fmt::format("job pod {} on {}: {}", pod.state.name, pod.state.node, status->describe()));
       put(pod);
     }
   }
@@ -193,9 +193,8 @@ void JobRunner::advance(Job& job) {
   }
   int succeeded = spec["completionMode"] == "Indexed"
                       ? static_cast<int>(done.size())
-                      : static_cast<int>(std::count_if(pods.begin(), pods.end(), [](Pod* p) {
-                          return p->state.succeeded();
-                        }));
+                      : static_cast<int>(std::count_if(
+                          pods.begin(), pods.end(), [](Pod* p) { return p->state.succeeded(); }));
   auto now = std::chrono::system_clock::now();
   if (!job.finished && !job.foreground_deletion) {
     if (job.deadline && std::chrono::steady_clock::now() >= *job.deadline) {
@@ -285,8 +284,9 @@ void JobRunner::start(Pod& pod, const Job& job) {
     return;
   }
   pod.state.node = *where.node;
-  const kubeapi::Node& node = *std::find_if(info_.nodes.begin(), info_.nodes.end(),
-                                            [&](const kubeapi::Node& n) { return n.name == *where.node; });
+  const kubeapi::Node& node =
+      *std::find_if(info_.nodes.begin(), info_.nodes.end(),
+                    [&](const kubeapi::Node& n) { return n.name == *where.node; });
   put(pod);  // scheduled: Pending on its node, as the API shows it before the container runs
   object = kubeapi::job_pod_object(pod.job, pod.state, info_);
   std::vector<std::pair<std::string, std::string>> env =
@@ -303,8 +303,9 @@ void JobRunner::start(Pod& pod, const Job& job) {
     }
     pod.process.emplace(Subprocess::spawn(spawn));
     pod.state.started = std::chrono::system_clock::now();
-    recorder_.pod_event(record::EventKind::note, "",
-                        fmt::format("job {} runs pod {} on {}", job.name, pod.state.name, node.name));
+    recorder_.pod_event(
+        record::EventKind::note, "",
+        fmt::format("job {} runs pod {} on {}", job.name, pod.state.name, node.name));
   } catch (const Error& e) {
     // The runtime's ContainerCannotRun: the pod fails at once with exit code 128.
     pod.state.finished = std::chrono::system_clock::now();

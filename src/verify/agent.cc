@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "base/exit_code.h"
+#include "base/version.h"
 
 namespace zerodrop::verify {
 namespace {
@@ -63,7 +64,8 @@ private:
 
 }  // namespace
 
-std::string agent_target(const AgentOptions& o, const std::function<const char*(const char*)>& env) {
+std::string agent_target(const AgentOptions& o,
+                         const std::function<const char*(const char*)>& env) {
   if (!o.url.empty()) {
     return o.url;
   }
@@ -79,9 +81,10 @@ std::string agent_target(const AgentOptions& o, const std::function<const char*(
   const char* host = env(host_var.c_str());
   const char* port = env(port_var.c_str());
   if (host == nullptr || *host == '\0' || port == nullptr || *port == '\0') {
-    throw Error(fmt::format("verify-agent: ${} and ${} are not set: the pod was started before "
-                            "Service {} existed, or enableServiceLinks is false; give --url",
-                            host_var, port_var, o.service));
+    throw Error(
+        fmt::format("verify-agent: ${} and ${} are not set: the pod was started before "
+                    "Service {} existed, or enableServiceLinks is false; give --url",
+                    host_var, port_var, o.service));
   }
   bool v6 = std::string_view(host).find(':') != std::string_view::npos;
   return fmt::format("http://{}{}{}:{}{}", v6 ? "[" : "", host, v6 ? "]" : "", port, o.path);
@@ -107,7 +110,7 @@ int run_agent(const AgentOptions& o, std::ostream& out) {
                  {"target", target},
                  {"rate", options.rate},
                  {"wall_us", wall_us(wall)},
-                 {"version", "0.1.0"}});
+                 {"version", std::string(base::version())}});
   };
   hooks.on_record = [&](const record::RequestRecord& r) {
     stream.request(r);

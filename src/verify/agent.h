@@ -29,7 +29,7 @@ struct AgentOptions {
   Duration duration = std::chrono::minutes(30);  // a hard stop even if nobody stops it
   std::string pod;                               // $POD_NAME
   std::string node;                              // $NODE_NAME
-  int index = 0;  // $JOB_COMPLETION_INDEX
+  int index = 0;                                 // $JOB_COMPLETION_INDEX
   int count = 1;
   const std::atomic<bool>* stop = nullptr;  // SIGTERM: finish in-flight requests, then bye
 };
@@ -49,7 +49,7 @@ int run_agent(const AgentOptions& options, std::ostream& out);
 struct AgentLine {
   std::string kind;
   uint64_t n = 0;
-  nlohmann::json body;                        // the whole line
+  nlohmann::json body;                           // the whole line
   std::optional<record::RequestRecord> request;  // kind "req"
 };
 

@@ -49,19 +49,20 @@ Json agent_container(const AgentJob& j) {
   auto field = [](const char* name, const char* path) {
     return Json{{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", path}}}}}};
   };
-  return {{"name", "agent"},
-          {"image", j.image},
-          {"imagePullPolicy", "IfNotPresent"},
-          {"command", {"/zerodrop"}},
-          {"args", args},
-          {"env", Json::array({field("POD_NAME", "metadata.name"),
-                               field("NODE_NAME", "spec.nodeName")})},
-          {"securityContext",
-           {{"allowPrivilegeEscalation", false},
-            {"readOnlyRootFilesystem", true},
-            {"capabilities", {{"drop", {"ALL"}}}}}},
-          {"resources",
-           {{"requests", {{"cpu", "50m"}, {"memory", "32Mi"}}}, {"limits", {{"memory", "128Mi"}}}}}};
+  return {
+      {"name", "agent"},
+      {"image", j.image},
+      {"imagePullPolicy", "IfNotPresent"},
+      {"command", {"/zerodrop"}},
+      {"args", args},
+      {"env",
+       Json::array({field("POD_NAME", "metadata.name"), field("NODE_NAME", "spec.nodeName")})},
+      {"securityContext",
+       {{"allowPrivilegeEscalation", false},
+        {"readOnlyRootFilesystem", true},
+        {"capabilities", {{"drop", {"ALL"}}}}}},
+      {"resources",
+       {{"requests", {{"cpu", "50m"}, {"memory", "32Mi"}}}, {"limits", {{"memory", "128Mi"}}}}}};
 }
 
 }  // namespace
@@ -130,11 +131,11 @@ struct Agents::Follow {
 
 Agents::Agents(const ApiClient& client, AgentJob job, AgentSink sink, bool keep)
     : client_(client), job_(std::move(job)), sink_(std::move(sink)), keep_(keep) {
-  ApiResponse r = client_.request(
-      Method::post,
-      fmt::format("/apis/batch/v1/namespaces/{}/jobs?fieldManager=zerodrop-verify",
-                  job_.namespace_name),
-      agent_job_manifest(job_).dump());
+  ApiResponse r =
+      client_.request(Method::post,
+                      fmt::format("/apis/batch/v1/namespaces/{}/jobs?fieldManager=zerodrop-verify",
+                                  job_.namespace_name),
+                      agent_job_manifest(job_).dump());
   if (!r.ok()) {
     throw Error(fmt::format("cannot create the agents' Job {}: {}", job_.name(), error_text(r)));
   }
@@ -201,8 +202,8 @@ void Agents::discover() {
 // Follows one agent's log to its bye; a follow cut short is resumed (lines already read are
 // skipped by their numbers).
 void Agents::follow(Follow& f) {
-  std::string target = fmt::format("/api/v1/namespaces/{}/pods/{}/log?follow=true",
-                                   job_.namespace_name, f.pod);
+  std::string target =
+      fmt::format("/api/v1/namespaces/{}/pods/{}/log?follow=true", job_.namespace_name, f.pod);
   for (int attempt = 0; attempt < kFollowAttempts && !f.bye && !f.cancel.cancelled(); ++attempt) {
     LineDecoder decoder;
     try {
@@ -226,9 +227,10 @@ void Agents::follow(Follow& f) {
     }
   }
   if (!f.bye && !f.cancel.cancelled()) {
-    sink_.on_note(fmt::format("agent {} on {}: its log ended at line {} without bye: its "
-                              "records after that are missing",
-                              f.pod, f.node, f.next));
+    sink_.on_note(
+        fmt::format("agent {} on {}: its log ended at line {} without bye: its "
+                    "records after that are missing",
+                    f.pod, f.node, f.next));
   }
   f.ended.store(true);
 }
@@ -273,8 +275,8 @@ void Agents::stop(Duration drain) {
           fmt::format("/apis/batch/v1/namespaces/{}/jobs/{}?propagationPolicy=Background",
                       job_.namespace_name, job_.name()));
       if (!r.ok() && r.status != 404) {
-        sink_.on_note(fmt::format("cannot delete the agents' Job {}: {}", job_.name(),
-                                  error_text(r)));
+        sink_.on_note(
+            fmt::format("cannot delete the agents' Job {}: {}", job_.name(), error_text(r)));
       }
     } catch (const Error& e) {
       sink_.on_note(fmt::format("cannot delete the agents' Job {}: {}", job_.name(), e.what()));

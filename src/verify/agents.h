@@ -25,9 +25,9 @@ struct AgentJob {
   std::string run_id;  // the Job is zerodrop-verify-RUN_ID; every object is labelled with it
   std::string image;
   int count = 1;
-  bool per_node = true;     // required anti-affinity: at most one agent per node
-  std::string service;      // NAME[:PORTNAME] of the Service the agents load
-  double rate = 10;         // each agent's requests per second
+  bool per_node = true;  // required anti-affinity: at most one agent per node
+  std::string service;   // NAME[:PORTNAME] of the Service the agents load
+  double rate = 10;      // each agent's requests per second
   bool keepalive = false;
   Duration timeout = std::chrono::seconds(5);
   std::string backend_header = "X-Pod-Name";

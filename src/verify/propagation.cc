@@ -74,8 +74,7 @@ std::optional<NodeUpdate> estimate(const std::string& node, const std::string& p
 }  // namespace
 
 std::vector<NodeUpdate> estimate_updates(const std::vector<record::Event>& events,
-                                         const std::vector<RequestRecord>& requests,
-                                         double error) {
+                                         const std::vector<RequestRecord>& requests, double error) {
   std::map<std::string, std::vector<const RequestRecord*>> fresh;  // by node, in intended order
   for (const RequestRecord& r : requests) {
     if (r.router.rfind("node/", 0) == 0 && r.connection == record::Connection::fresh
@@ -113,18 +112,22 @@ void write_propagation(const record::RunFolder& folder, const record::RunRecord&
     throw Error(fmt::format("cannot write {}", path));
   }
   for (const NodeUpdate& u : updates) {
-    nlohmann::json j = {{"node", u.node},         {"pod", u.pod},
-                        {"deleted_us", u.deleted.count()}, {"lo_us", u.lo.count()},
+    nlohmann::json j = {{"node", u.node},
+                        {"pod", u.pod},
+                        {"deleted_us", u.deleted.count()},
+                        {"lo_us", u.lo.count()},
                         {"lo_wall_us", wall_start_us + u.lo.count()},
-                        {"hits", u.hits},         {"misses", u.misses},
+                        {"hits", u.hits},
+                        {"misses", u.misses},
                         {"backends", u.backends}};
     j["hi_us"] = u.hi ? nlohmann::json(u.hi->count()) : nlohmann::json();
     j["hi_wall_us"] = u.hi ? nlohmann::json(wall_start_us + u.hi->count()) : nlohmann::json();
     out << j.dump() << '\n';
-    std::cerr << fmt::format("zerodrop: verify: {} stopped sending new connections to {} "
-                             "between {} and {}\n",
-                             u.node, u.pod, format_duration(u.lo),
-                             u.hi ? format_duration(*u.hi) : std::string("(unbounded)"));
+    std::cerr << fmt::format(
+        "zerodrop: verify: {} stopped sending new connections to {} "
+        "between {} and {}\n",
+        u.node, u.pod, format_duration(u.lo),
+        u.hi ? format_duration(*u.hi) : std::string("(unbounded)"));
   }
 }
 

@@ -19,8 +19,8 @@ struct NodeUpdate {
   record::Micros deleted{0};  // verify saw the deletion
   record::Micros lo{0};
   std::optional<record::Micros> hi;
-  int hits = 0;    // fresh connections that reached the pod after its deletion was seen
-  int misses = 0;  // fresh connections after the last hit that went to another pod
+  int hits = 0;      // fresh connections that reached the pod after its deletion was seen
+  int misses = 0;    // fresh connections after the last hit that went to another pod
   int backends = 0;  // the rotation assumed: the pods seen answering in ±2 s, plus one
 };
 

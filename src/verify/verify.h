@@ -30,10 +30,10 @@ struct Options {
   std::vector<std::string> urls;
   load::Options load;  // rate, keep-alive, headers, timeouts; targets and duration are set here
   AgentMode agents = AgentMode::none;
-  int agent_count = 0;                     // AgentMode::count
-  int max_nodes = 25;                      // AgentMode::per_node: at most this many agents
-  std::string agent_image;                 // the image holding /zerodrop
-  std::string agent_path = "/";            // the path the agents request
+  int agent_count = 0;           // AgentMode::count
+  int max_nodes = 25;            // AgentMode::per_node: at most this many agents
+  std::string agent_image;       // the image holding /zerodrop
+  std::string agent_path = "/";  // the path the agents request
   Duration agent_ready_timeout = std::chrono::seconds(60);
   bool keep = false;  // leave the agents' Job (its pods run on until their deadline)
   Duration warmup = std::chrono::seconds(5);

@@ -8,7 +8,8 @@ namespace {
 using nlohmann::json;
 
 std::vector<Node> three_nodes() {
-  return {{"node-1", "127.0.0.1", 1001}, {"node-2", "127.0.0.1", 1002}, {"node-3", "127.0.0.1", 1003}};
+  return {
+      {"node-1", "127.0.0.1", 1001}, {"node-2", "127.0.0.1", 1002}, {"node-3", "127.0.0.1", 1003}};
 }
 
 json running_on(const std::string& node, const std::string& run) {
@@ -115,10 +116,11 @@ TEST(JobStatus, IndexedCompletionCountsDistinctIndexes) {
 
 TEST(AdmitJob, RefusesWhatTheApiServerRefuses) {
   ClusterInfo info;
-  json ok = {{"metadata", {{"name", "j"}, {"uid", "u"}}},
-             {"spec",
-              {{"template",
-                {{"spec", {{"restartPolicy", "Never"}, {"containers", {{{"command", {"true"}}}}}}}}}}}};
+  json ok = {
+      {"metadata", {{"name", "j"}, {"uid", "u"}}},
+      {"spec",
+       {{"template",
+         {{"spec", {{"restartPolicy", "Never"}, {"containers", {{{"command", {"true"}}}}}}}}}}}};
   json admitted = admit_job(ok, info, WallTime{});
   EXPECT_EQ(admitted["spec"]["completions"], 1);
   EXPECT_EQ(admitted["spec"]["completionMode"], "NonIndexed");

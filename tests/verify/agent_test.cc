@@ -1,9 +1,9 @@
 #include "verify/agent.h"
 
-#include <gtest/gtest.h>
-
 #include <map>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "verify/agents.h"
 #include "verify/propagation.h"
@@ -73,7 +73,8 @@ TEST(AgentJob, OnePodPerNodeThatPassesRestricted) {
   EXPECT_EQ(m["spec"]["parallelism"], 3);
   EXPECT_EQ(m["spec"]["backoffLimit"], 0);
   const json& pod = m["spec"]["template"]["spec"];
-  const json& term = pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0];
+  const json& term =
+      pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0];
   EXPECT_EQ(term["topologyKey"], "kubernetes.io/hostname");
   EXPECT_EQ(term["labelSelector"]["matchLabels"]["zerodrop.dev/run"], "abc123");
   EXPECT_EQ(m["spec"]["template"]["metadata"]["labels"]["zerodrop.dev/run"], "abc123");
@@ -128,7 +129,7 @@ TEST(Propagation, TheIntervalContainsTheUpdate) {
   ASSERT_TRUE(u[0].hi);
   EXPECT_GE(*u[0].hi, applied);
   EXPECT_LT(*u[0].hi, applied + milliseconds(300));  // a handful of misses, not the whole tail
-  EXPECT_EQ(u[0].backends, 4);  // three seen, one more assumed
+  EXPECT_EQ(u[0].backends, 4);                       // three seen, one more assumed
   // The pod alone in the rotation: no miss can show its removal, so no upper bound.
   auto alone = node_traffic(applied, "old", {"old"});
   std::vector<NodeUpdate> single = estimate_updates({deleted}, alone);
