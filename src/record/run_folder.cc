@@ -89,6 +89,14 @@ void RunFolder::write_run_json(const RunRecord& run) const {
   close_checked(out, file);
 }
 
+void RunFolder::write_sweep_json(std::string_view text) const {
+  create();
+  std::string file = sweep_json();
+  std::ofstream out = open_for_writing(file);
+  out << text << '\n';
+  close_checked(out, file);
+}
+
 RunRecord RunFolder::read() const {
   namespace fs = std::filesystem;
   if (!fs::is_directory(dir_)) {

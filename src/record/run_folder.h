@@ -35,6 +35,8 @@ public:
 
   std::string report_html() const { return path("report.html"); }
 
+  std::string sweep_json() const { return path("sweep.json"); }
+
   std::string pods() const { return path("pods"); }
 
   std::string pod_log(std::string_view pod) const;
@@ -45,6 +47,10 @@ public:
   // Writes run.json: the engine, the scenario and the end time, so the folder re-renders.
   // Throws Error naming the file it cannot write.
   void write_run_json(const RunRecord& run) const;
+
+  // Writes sweep.json (`sim --sweep`'s table, already JSON text), creating the folder.
+  // Throws Error naming the file it cannot write.
+  void write_sweep_json(std::string_view text) const;
 
   // Reads the folder back: events.ndjson, requests.ndjson (either may be absent, not both),
   // buckets.ndjson and run.json (optional; without it the record is a lab run). Throws Error

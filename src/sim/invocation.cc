@@ -5,8 +5,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -169,11 +167,9 @@ int run_sweep_table(const Invocation& inv, std::ostream& out) {
     out << fmt::format("\nno {} in the swept range meets the budget\n", name);
   }
   if (!inv.out_dir.empty()) {
-    std::filesystem::create_directories(inv.out_dir);
-    std::ofstream file(inv.out_dir + "/sweep.json");
     json j = {{"parameter", name}, {"runs", inv.runs}, {"rows", rows}};
     j["recommended"] = result.recommended ? json(*result.recommended) : json(nullptr);
-    file << j.dump(2) << '\n';
+    record::RunFolder(inv.out_dir).write_sweep_json(j.dump(2));
   }
   return to_int(result.recommended ? ExitCode::ok : ExitCode::failed);
 }
