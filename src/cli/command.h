@@ -17,7 +17,7 @@ using Runner = std::function<int()>;
 // component's Options and calls it. No logic lives in cli/.
 struct Command {
   std::string_view name;
-  std::string_view description;
+  std::string_view description;  // empty: hidden from --help (an internal subcommand)
   Runner (*setup)(CLI::App& app);
 };
 
@@ -29,5 +29,6 @@ Runner setup_sim(CLI::App& app);
 Runner setup_run(CLI::App& app);
 Runner setup_sleep(CLI::App& app);
 Runner setup_verify(CLI::App& app);
+Runner setup_verify_agent(CLI::App& app);
 
 }  // namespace zerodrop::cli

@@ -31,6 +31,7 @@ constexpr Command kCommands[] = {
     {"verify", "Roll out a Deployment on a real cluster under load; name the hole if any drop",
      setup_verify},
     {"sleep", "Sleep N seconds: a preStop delay for distroless and scratch images", setup_sleep},
+    {"verify-agent", "", setup_verify_agent},  // verify's load pods run it
 };
 
 // The holes come from record::kHoles, the one table every output shares.
@@ -49,7 +50,9 @@ void suggest_if_unknown(int argc, char** argv) {
   if (argc < 2) {
     std::string names;
     for (const Command& c : kCommands) {
-      names += names.empty() ? c.name : fmt::format(", {}", c.name);
+      if (!c.description.empty()) {
+        names += names.empty() ? c.name : fmt::format(", {}", c.name);
+      }
     }
     throw Error(fmt::format("a command is needed ({}); see 'zerodrop --help'", names));
   }
@@ -119,6 +122,9 @@ int run(int argc, char** argv) {
   std::vector<std::pair<CLI::App*, Runner>> runners;
   for (const Command& c : kCommands) {
     CLI::App* sub = app.add_subcommand(std::string(c.name), std::string(c.description));
+    if (c.description.empty()) {
+      sub->group("");  // hidden from --help
+    }
     runners.emplace_back(sub, c.setup(*sub));
   }
   suggest_if_unknown(argc, argv);

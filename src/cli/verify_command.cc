@@ -49,6 +49,12 @@ struct Flags {
   std::string out;
   std::string max_failures = "0";
   bool print_rbac = false;
+  std::string agents = "per-node";
+  std::string agent_image = "zerodrop:0.1.0";
+  std::string max_nodes = "25";
+  std::string path = "/";
+  std::string agent_ready_timeout = "60s";
+  bool keep = false;
 };
 
 constexpr const char* kFooter = R"(
@@ -58,21 +64,27 @@ What it does, in order (nothing is changed until the preflight passes):
   2. preflight: the API answers and serves discovery.k8s.io/v1; one SelfSubjectAccessReview per
      permission (one error lists all that are missing); the Deployment exists; one Service selects
      its pods (or --service); the live Deployment is audited and findings print as warnings
-  3. watches the Deployment, its Pods, the Service's EndpointSlices and the namespace's Events,
-     each change stamped when received, while --url load runs from this machine
-  4. after --warmup, restarts the Deployment (kubectl rollout restart's patch), or with
+  3. starts the agents: an Indexed Job, one pod per node (--agents), each running
+     'zerodrop verify-agent' from --agent-image and loading the Service through its node's
+     routing; verify follows each agent's log (pods/log) and waits until all are loading
+  4. watches the Deployment, its Pods, the Service's EndpointSlices and the namespace's Events,
+     each change stamped when received, while the agents (and any --url load from this machine)
+     run
+  5. after --warmup, restarts the Deployment (kubectl rollout restart's patch), or with
      --action watch waits for a rollout someone else starts
-  5. waits until no old pod is left and the EndpointSlices hold only new pods, then --tail
-  6. diagnoses every failed request against the pods' timeline and names the hole
+  6. waits until no old pod is left and the EndpointSlices hold only new pods, then --tail
+  7. deletes the agents' Job (also on Ctrl-C or an error; --keep keeps it), merges their
+     records (router node/NAME), estimates when each node stopped routing to each deleted pod
+     (propagation.ndjson), diagnoses every failed request and names the hole
 
 Examples:
-  zerodrop verify deploy/web -n shop --url https://shop.example/ --rate 100
+  zerodrop verify deploy/web -n shop --rate 100
+  zerodrop verify deploy/web -n shop --agents none --url https://shop.example/
   kubectl zerodrop verify deploy/web --context staging --url http://127.0.0.1:8080/
   zerodrop verify deploy/web --action watch --url http://10.0.0.5/   # then: kubectl apply ...
   zerodrop verify deploy/web -n shop --print-rbac | kubectl apply -f -
 
-Load runs from this machine only (the 'edge' router): per-node agents inside the cluster are
-not built yet. What the API cannot show is inferred and said so: the stop signal is the
+What the API cannot show is inferred and said so: the stop signal is the
 deletion seen plus the preStop delay; a failed new connection without a backend name is given
 to the only pod terminating at the time, else left unexplained.
 Exit codes: 0 no failure beyond --max-failures, 1 requests failed (holes named), 2 usage,
@@ -94,7 +106,10 @@ void add_flags(CLI::App& app, Flags& f) {
                  "restart (patch like kubectl rollout restart) or watch "
                  "(wait for someone else's rollout)")
       ->capture_default_str();
-  app.add_option("--rate", f.rate, "requests per second over all URLs")->capture_default_str();
+  app.add_option("--rate", f.rate,
+                 "requests per second of the agents together (split evenly), and of the --url "
+                 "load from here")
+      ->capture_default_str();
   app.add_flag("--keepalive,!--no-keepalive", f.keepalive,
                "reuse connections / a new connection per request (default; what routers "
                "re-route)");
@@ -112,6 +127,20 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--max-failures", f.max_failures, "failures allowed before exit code 1")
       ->capture_default_str();
   app.add_flag("--print-rbac", f.print_rbac, "print the Role verify needs and exit");
+  app.add_option("--agents", f.agents,
+                 "per-node (one agent per node), K agents, or none (only --url from here)")
+      ->capture_default_str();
+  app.add_option("--agent-image", f.agent_image, "image holding /zerodrop for the agents")
+      ->capture_default_str();
+  app.add_option("--max-nodes", f.max_nodes, "per-node: at most this many agents")
+      ->capture_default_str();
+  app.add_option("--path", f.path, "path the agents request from the Service")
+      ->capture_default_str();
+  app.add_option("--agent-ready-timeout", f.agent_ready_timeout,
+                 "give up (exit 2) when the agents are not all loading by then")
+      ->capture_default_str();
+  app.add_flag("--keep", f.keep,
+               "leave the agents' Job (its pods run on until its deadline) for inspection");
   app.footer(kFooter);
 }
 
@@ -126,12 +155,23 @@ verify::Options options_of(const Flags& f) {
     throw Error(fmt::format("--action: expected restart or watch, got '{}'", f.action));
   }
   o.action = f.action == "restart" ? verify::Action::restart : verify::Action::watch;
-  if (f.urls.empty()) {
-    throw Error(
-        "verify needs --url: the load runs from this machine (in-cluster agents are "
-        "not built yet); see 'zerodrop verify --help'");
+  if (f.agents == "none") {
+    o.agents = verify::AgentMode::none;
+  } else if (f.agents == "per-node") {
+    o.agents = verify::AgentMode::per_node;
+  } else {
+    o.agents = verify::AgentMode::count;
+    o.agent_count = static_cast<int>(parse_integer(f.agents, "--agents", 1, 1000));
+  }
+  if (f.urls.empty() && o.agents == verify::AgentMode::none) {
+    throw Error("--agents none needs --url: there would be no load; see 'zerodrop verify --help'");
   }
   o.urls = f.urls;
+  o.agent_image = f.agent_image;
+  o.max_nodes = static_cast<int>(parse_integer(f.max_nodes, "--max-nodes", 1, 10000));
+  o.agent_path = f.path;
+  o.agent_ready_timeout = parse_duration(f.agent_ready_timeout, "--agent-ready-timeout");
+  o.keep = f.keep;
   o.load.rate = parse_number(f.rate, "--rate");
   if (o.load.rate <= 0) {
     throw Error("--rate: verify needs an open-loop rate above 0");
@@ -155,11 +195,12 @@ int run_verify(const Flags& f) {
   if (f.print_rbac) {
     std::string ns = f.namespace_name.empty() ? "NAMESPACE" : f.namespace_name;
     std::cout << verify::role_yaml(
-        ns, f.action == "watch" ? verify::Action::watch : verify::Action::restart);
+        ns, f.action == "watch" ? verify::Action::watch : verify::Action::restart,
+        f.agents == "none" ? verify::AgentMode::none : verify::AgentMode::per_node);
     return to_int(ExitCode::ok);
   }
   if (f.deployment.empty()) {
-    throw Error("verify needs a Deployment: zerodrop verify deploy/NAME --url URL");
+    throw Error("verify needs a Deployment: zerodrop verify deploy/NAME");
   }
   verify::Options options = options_of(f);
   uint64_t budget =

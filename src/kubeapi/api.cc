@@ -158,10 +158,8 @@ Reply Api::resource(const Route& route, const HttpRequest& request) {
                     t.group, route.ns));
   }
   if (std::find(t.verbs.begin(), t.verbs.end(), route.verb) == t.verbs.end()) {
-    std::string why = t.name == "jobs" && route.verb == "create"
-                          ? "zerodrop lab does not run Jobs created through its API"
-                          : fmt::format("the lab does not {} {}", route.verb, t.name);
-    return status_response(405, "MethodNotAllowed", why);
+    return status_response(405, "MethodNotAllowed",
+                           fmt::format("the lab does not {} {}", route.verb, t.name));
   }
   try {
     if (route.verb == "watch") {
@@ -201,7 +199,7 @@ Reply Api::resource(const Route& route, const HttpRequest& request) {
       return patch(route, request);
     }
     if (route.verb == "delete") {
-      return remove(route);
+      return remove(route, request);
     }
     if (route.verb == "create") {
       return t.served == Served::review ? review(request) : create(route, request);
@@ -226,35 +224,89 @@ json Api::served_form(const ResourceType& type, json object) const {
 
 HttpResponse Api::list(const Route& route, bool table) {
   const ResourceType& t = *route.type;
-  Selector selector =
-      Selector::parse(route.query.count("labelSelector") ? route.query.at("labelSelector") : "",
-                      route.query.count("fieldSelector") ? route.query.at("fieldSelector") : "");
-  Store::List all = store_.list(t.store_key);
-  json items = json::array();
-  WatchStream scope;
-  scope.ns = route.ns;
-  scope.selector = selector;
-  if (table) {
-    std::vector<json> chosen;
-    for (const json& item : all.items) {
+  std::vector<json> chosen;
+  uint64_t rv = 0;
+  auto query = [&route](const char* key) {
+    auto it = route.query.find(key);
+    return it == route.query.end() ? std::string() : it->second;
+  };
+  if (!query("continue").empty()) {
+    std::optional<Pages> rest = take_pages(query("continue"));
+    if (!rest) {
+      return status_response(
+          410, "Expired",
+          "The provided continue parameter is too old to display a consistent list result. You "
+          "can start a new list without the continue parameter.");
+    }
+    chosen = std::move(rest->items);
+    rv = rest->rv;
+  } else {
+    WatchStream scope;
+    scope.ns = route.ns;
+    scope.selector = Selector::parse(query("labelSelector"), query("fieldSelector"));
+    Store::List all = store_.list(t.store_key);
+    for (json& item : all.items) {
       if (selected(scope, item)) {
-        chosen.push_back(served_form(t, item));
+        chosen.push_back(served_form(t, std::move(item)));
       }
     }
-    return ok(table_of(t.kind, chosen, all.rv));
+    rv = all.rv;
   }
-  for (json& item : all.items) {
-    if (selected(scope, item)) {
-      json served = served_form(t, std::move(item));
-      served.erase("kind");  // list items carry neither, as the API server serves them
-      served.erase("apiVersion");
-      items.push_back(std::move(served));
-    }
+  // limit/continue: the rest of a long list is kept as it was, for the next page.
+  size_t limit = query("limit").empty() ? 0 : std::stoul(query("limit"));
+  json more = json::object();
+  if (limit > 0 && chosen.size() > limit) {
+    Pages rest{{std::make_move_iterator(chosen.begin() + static_cast<long>(limit)),
+                std::make_move_iterator(chosen.end())},
+               rv};
+    chosen.resize(limit);
+    more["remainingItemCount"] = rest.items.size();
+    more["continue"] = keep_pages(std::move(rest));
   }
+  if (table) {
+    json doc = table_of(t.kind, chosen, rv);
+    doc["metadata"].update(more);
+    return ok(doc);
+  }
+  json items = json::array();
+  for (json& served : chosen) {
+    served.erase("kind");  // list items carry neither, as the API server serves them
+    served.erase("apiVersion");
+    items.push_back(std::move(served));
+  }
+  json meta = {{"resourceVersion", std::to_string(rv)}};
+  meta.update(more);
   return ok({{"kind", t.kind + "List"},
              {"apiVersion", t.api_version()},
-             {"metadata", {{"resourceVersion", std::to_string(all.rv)}}},
+             {"metadata", meta},
              {"items", items}});
+}
+
+std::string Api::keep_pages(Pages pages) {
+  static constexpr size_t kKept = 64;  // lists being paged at once; older tokens expire (410)
+  std::lock_guard lock(pages_mutex_);
+  uint64_t id = next_page_id_++;
+  pages_[id] = std::move(pages);
+  if (pages_.size() > kKept) {
+    pages_.erase(pages_.begin());
+  }
+  return fmt::format("zerodrop-{}", id);
+}
+
+std::optional<Api::Pages> Api::take_pages(const std::string& token) {
+  static const std::string kPrefix = "zerodrop-";
+  if (token.rfind(kPrefix, 0) != 0 || token.size() == kPrefix.size()
+      || token.find_first_not_of("0123456789", kPrefix.size()) != std::string::npos) {
+    return std::nullopt;
+  }
+  std::lock_guard lock(pages_mutex_);
+  auto it = pages_.find(std::stoull(token.substr(kPrefix.size())));
+  if (it == pages_.end()) {
+    return std::nullopt;
+  }
+  Pages pages = std::move(it->second);
+  pages_.erase(it);
+  return pages;
 }
 
 HttpResponse Api::get(const Route& route) {

@@ -4,10 +4,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,6 +29,9 @@ struct LabHooks {
   std::function<void(int replicas)> scale;                      // spec.replicas changed
   std::function<void(const std::string& pod)> delete_pod;       // DELETE of a pod
   std::function<std::string(const std::string& pod)> log_path;  // the pod's log file
+  std::function<void(const std::string& job)> create_job;       // a Job was stored
+  // DELETE of a Job: "Background" and "Foreground" delete its pods, "Orphan" leaves them.
+  std::function<void(const std::string& job, const std::string& propagation)> delete_job;
 };
 
 struct ApiOptions {
@@ -108,8 +113,20 @@ private:
   HttpResponse list(const Route& route, bool table);
   HttpResponse get(const Route& route);
   HttpResponse patch(const Route& route, const HttpRequest& request);
-  HttpResponse remove(const Route& route);
+  HttpResponse remove(const Route& route, const HttpRequest& request);
+  HttpResponse remove_job(const Route& route, const HttpRequest& request, nlohmann::json job);
   HttpResponse create(const Route& route, const HttpRequest& request);
+
+  // A paged list's items not served yet, as of its first page (one snapshot per list).
+  struct Pages {
+    std::vector<nlohmann::json> items;
+    uint64_t rv = 0;
+  };
+
+  // Keeps the rest of a paged list (limit) and returns its continue token; a token's pages are
+  // taken once (nullopt: unknown or already evicted, 410 for the client).
+  std::string keep_pages(Pages pages);
+  std::optional<Pages> take_pages(const std::string& token);
   HttpResponse replace(const Route& route, const HttpRequest& request);
   HttpResponse review(const HttpRequest& request) const;
   HttpResponse patch_deployment(const Route& route, const HttpRequest& request);
@@ -120,6 +137,9 @@ private:
   ClusterInfo info_;
   ApiOptions options_;
   LabHooks hooks_;
+  std::mutex pages_mutex_;
+  std::map<uint64_t, Pages> pages_;  // by list id, oldest first; bounded
+  uint64_t next_page_id_ = 1;
 };
 
 // A Kubernetes Status object (kind Status) with `code`, `reason` and `message`.

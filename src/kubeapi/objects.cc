@@ -54,6 +54,13 @@ std::string rfc3339(std::chrono::system_clock::time_point t) {
                      tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
+std::string rfc3339_micros(std::chrono::system_clock::time_point t) {
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+  auto seconds = std::chrono::system_clock::time_point(std::chrono::seconds(us / 1000000));
+  std::string text = rfc3339(seconds);
+  return fmt::format("{}.{:06}Z", text.substr(0, text.size() - 1), us % 1000000);
+}
+
 std::string uid_of(const std::string& kind, const std::string& name,
                    std::chrono::system_clock::time_point start) {
   std::string key = fmt::format("{}/{}/{}", kind, name, start.time_since_epoch().count());

@@ -44,6 +44,9 @@ struct ClusterInfo {
 
 // RFC 3339 in UTC at second precision, as metav1.Time serializes.
 std::string rfc3339(std::chrono::system_clock::time_point t);
+// RFC 3339 in UTC with microseconds ("2026-12-01T15:04:05.123456Z"), as Go's RFC3339Nano writes
+// the EndpointSlice controller's last-change-trigger-time (trailing zeros kept).
+std::string rfc3339_micros(std::chrono::system_clock::time_point t);
 // A stable UUID-shaped uid for `kind`/`name` in the run started at `start`.
 std::string uid_of(const std::string& kind, const std::string& name,
                    std::chrono::system_clock::time_point start);

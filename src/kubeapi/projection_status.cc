@@ -209,7 +209,7 @@ void Projection::put_slices(Micros t) {
           {"kubernetes.io/service-name", info_.deployment},
           {"endpointslice.kubernetes.io/managed-by", "endpointslice-controller.k8s.io"}};
       slice["metadata"]["annotations"] = {
-          {"endpoints.kubernetes.io/last-change-trigger-time", rfc3339(wall(info_, t))}};
+          {"endpoints.kubernetes.io/last-change-trigger-time", rfc3339_micros(wall(info_, t))}};
     }
     auto node = pods_.find(pod);
     slice["endpoints"].push_back({{"addresses", {e.ip}},

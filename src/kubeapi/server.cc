@@ -108,6 +108,7 @@ void stream_log(TlsStream& socket, Api& api, const LogStream& l) {
   }
   std::ifstream file(l.path, std::ios::binary);
   std::string chunk(64 * 1024, '\0');
+  bool drained = false;
   for (;;) {
     file.clear();
     file.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
@@ -118,9 +119,16 @@ void stream_log(TlsStream& socket, Api& api, const LogStream& l) {
     if (n > 0) {
       continue;
     }
-    bool pod_gone = !api.store().get("pods", l.pod).has_value();
-    if (!l.follow || pod_gone || api.store().closed()) {
+    if (!l.follow || api.store().closed() || drained) {
       break;
+    }
+    // A follow ends with the container: once the pod is gone or has finished (a Job's pod),
+    // one more read takes what it wrote last.
+    std::optional<nlohmann::json> pod = api.store().get("pods", l.pod);
+    std::string phase = pod ? (*pod)["status"].value("phase", "") : "";
+    if (!pod || phase == "Succeeded" || phase == "Failed") {
+      drained = true;
+      continue;
     }
     // Poll the file; the store wakes the wait early when the pod changes or the server stops.
     api.store().wait_past(api.store().resource_version(),

@@ -38,18 +38,24 @@ json column(const std::string& name, const std::string& type, int priority = 0) 
           {"priority", priority}};
 }
 
+// The pod's first container status; empty for a pod not scheduled yet (it has none).
+json first_container(const json& pod) {
+  json statuses = pod.value("status", json::object()).value("containerStatuses", json::array());
+  return statuses.empty() ? json::object() : statuses[0];
+}
+
 std::string pod_status(const json& pod) {
   if (pod["metadata"].contains("deletionTimestamp")) {
     return "Terminating";
   }
-  const json& state = pod["status"]["containerStatuses"][0]["state"];
+  json state = first_container(pod).value("state", json::object());
   if (state.contains("waiting")) {
     return state["waiting"].value("reason", "Pending");
   }
   if (state.contains("terminated")) {
     return state["terminated"].value("reason", "Error");
   }
-  return pod["status"].value("phase", "Unknown");
+  return pod.value("status", json::object()).value("phase", "Unknown");
 }
 
 std::vector<json> columns_of(const std::string& kind) {
@@ -73,14 +79,14 @@ json cells_of(const std::string& kind, const json& o) {
   std::string name = o["metadata"].value("name", "");
   std::string created = age(o["metadata"].value("creationTimestamp", ""));
   if (kind == "Pod") {
-    const json& c = o["status"]["containerStatuses"][0];
+    json c = first_container(o);
     return {name,
             fmt::format("{}/1", c.value("ready", false) ? 1 : 0),
             pod_status(o),
             c.value("restartCount", 0),
             created,
-            o["status"].value("podIP", ""),
-            o["spec"].value("nodeName", "")};
+            o.value("status", json::object()).value("podIP", ""),
+            o.value("spec", json::object()).value("nodeName", "")};
   }
   if (kind == "Deployment") {
     const json& s = o["status"];

@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "kubeapi/api.h"
+#include "kubeapi/jobs.h"
 
 namespace zerodrop::kubeapi {
 
@@ -157,11 +158,14 @@ HttpResponse Api::patch_deployment(const Route& route, const HttpRequest& reques
   return ok(scale ? scale_of(*updated) : *updated);
 }
 
-HttpResponse Api::remove(const Route& route) {
+HttpResponse Api::remove(const Route& route, const HttpRequest& request) {
   const ResourceType& t = *route.type;
   std::optional<json> object = store_.get(t.store_key, route.name);
   if (!object) {
     return status_response(404, "NotFound", fmt::format("{} \"{}\" not found", t.name, route.name));
+  }
+  if (t.name == "jobs") {
+    return remove_job(route, request, std::move(*object));
   }
   if (t.served == Served::stored) {
     store_.erase(t.store_key, route.name);
@@ -178,6 +182,36 @@ HttpResponse Api::remove(const Route& route) {
     (*object)["metadata"]["deletionGracePeriodSeconds"] = grace.count();
   }
   return ok(*object);
+}
+
+// A Job's deletion with its propagationPolicy (the query's, else the DeleteOptions body's; the
+// API's default for Jobs is Orphan): Background removes the Job now and its pods after;
+// Foreground keeps the Job, marked, until the lab has removed its pods; Orphan leaves the pods.
+HttpResponse Api::remove_job(const Route& route, const HttpRequest& request, json job) {
+  std::string policy =
+      route.query.count("propagationPolicy") > 0 ? route.query.at("propagationPolicy") : "";
+  if (policy.empty() && !request.body.empty()) {
+    json options = parse_body(request.body);
+    policy = options.is_object() ? options.value("propagationPolicy", "") : "";
+  }
+  policy = policy.empty() ? "Orphan" : policy;
+  if (policy != "Background" && policy != "Foreground" && policy != "Orphan") {
+    throw Error(fmt::format("propagationPolicy: Unsupported value: \"{}\"", policy));
+  }
+  if (policy == "Foreground") {
+    std::optional<json> marked = store_.update("batch/jobs", route.name, [](json& j) {
+      j["metadata"]["deletionTimestamp"] = rfc3339(std::chrono::system_clock::now());
+      j["metadata"]["finalizers"] = json::array({"foregroundDeletion"});
+      return true;
+    });
+    job = marked.value_or(job);
+  } else {
+    store_.erase("batch/jobs", route.name);
+  }
+  if (hooks_.delete_job) {
+    hooks_.delete_job(route.name, policy);
+  }
+  return ok(job);
 }
 
 HttpResponse Api::create(const Route& route, const HttpRequest& request) {
@@ -198,6 +232,15 @@ HttpResponse Api::create(const Route& route, const HttpRequest& request) {
   object["metadata"].update(meta);
   object["apiVersion"] = t.api_version();
   object["kind"] = t.kind;
+  if (t.name == "jobs") {
+    // The lab's job runner makes the pods, as the job controller would.
+    json stored =
+        store_.put(t.store_key, admit_job(object, info_, std::chrono::system_clock::now()));
+    if (hooks_.create_job) {
+      hooks_.create_job(name);
+    }
+    return ok(stored, 201);
+  }
   return ok(store_.put(t.store_key, object), 201);
 }
 

@@ -6,6 +6,7 @@
 #include "kubeapi/projection.h"
 #include "kubeapi/server.h"
 #include "kubeapi/store.h"
+#include "lab/job_runner.h"
 #include "lab/recorder.h"
 
 namespace zerodrop::lab {
@@ -31,6 +32,15 @@ LabApi::LabApi(const KubeApiOptions& options, const kubeapi::ClusterInfo& info, 
   hooks.log_path = [this](const std::string& pod) {
     return recorder_.pod_log(pod);
   };
+  hooks.create_job = [this](const std::string& job) {
+    std::lock_guard lock(mutex_);
+    job_commands_.push_back({job, ""});
+  };
+  hooks.delete_job = [this](const std::string& job, const std::string& propagation) {
+    std::lock_guard lock(mutex_);
+    job_commands_.push_back({job, propagation});
+  };
+  jobs_ = std::make_unique<JobRunner>(*store_, info, recorder_);
   api_ = std::make_unique<kubeapi::Api>(*store_, info, api_options, std::move(hooks));
   server_ = kubeapi::Server::start(listen, *api_);
   url_ = server_->url();
@@ -42,11 +52,23 @@ LabApi::LabApi(const KubeApiOptions& options, const kubeapi::ClusterInfo& info, 
 LabApi::~LabApi() {
   recorder_.observe(nullptr);
   server_.reset();
+  jobs_.reset();  // after the server: no client acts on Jobs any more
 }
 
 std::vector<ClientCommand> LabApi::take_commands() {
-  std::lock_guard lock(mutex_);
-  return std::exchange(commands_, {});
+  std::vector<ClientCommand> all;
+  {
+    std::lock_guard lock(mutex_);
+    all = std::exchange(commands_, {});
+  }
+  std::vector<ClientCommand> workload;
+  for (ClientCommand& c : all) {
+    bool job_pod = c.kind == ClientCommand::Kind::delete_pod && jobs_->delete_pod(c.pod);
+    if (!job_pod) {
+      workload.push_back(std::move(c));
+    }
+  }
+  return workload;
 }
 
 void LabApi::push(ClientCommand command) {
@@ -56,6 +78,19 @@ void LabApi::push(ClientCommand command) {
 
 void LabApi::refresh(record::Micros now) {
   projection_->refresh(now);
+  std::vector<JobCommand> commands;
+  {
+    std::lock_guard lock(mutex_);
+    commands = std::exchange(job_commands_, {});
+  }
+  for (const JobCommand& c : commands) {
+    if (c.propagation.empty()) {
+      jobs_->create(c.job);
+    } else {
+      jobs_->remove(c.job, c.propagation);
+    }
+  }
+  jobs_->poll();
 }
 
 }  // namespace zerodrop::lab

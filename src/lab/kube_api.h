@@ -18,6 +18,7 @@ struct ClusterInfo;
 
 namespace zerodrop::lab {
 
+class JobRunner;
 class Recorder;
 
 // `zerodrop lab --kube-api`: where to listen and what the API refuses (tests).
@@ -36,7 +37,8 @@ struct ClientCommand {
 };
 
 // The lab served as the Kubernetes API: the store, the projection of the recorder's events,
-// the server and the kubeconfig in the run folder. Client writes queue up as ClientCommands.
+// the server, the kubeconfig in the run folder and the Jobs clients create. Client writes
+// queue up as ClientCommands for the control thread.
 class LabApi {
 public:
   // Serves from now on; every event `recorder` records changes the objects served. Throws
@@ -50,12 +52,20 @@ public:
 
   const std::string& kubeconfig() const { return kubeconfig_; }
 
-  // The clients' actions since the last call, in arrival order. Thread-safe.
+  // The clients' actions on the workload since the last call, in arrival order. Control
+  // thread only: their actions on Jobs and Jobs' pods are carried out here.
   std::vector<ClientCommand> take_commands();
-  // Re-derives the status that changes with time alone (minReadySeconds).
+  // Re-derives the status that changes with time alone (minReadySeconds) and runs the Jobs'
+  // pods (see JobRunner). Control thread only.
   void refresh(record::Micros now);
 
 private:
+  // A client's action on a Job, for the control thread.
+  struct JobCommand {
+    std::string job;
+    std::string propagation;  // empty: created; else deleted with this policy
+  };
+
   void push(ClientCommand command);
 
   Recorder& recorder_;
@@ -65,8 +75,10 @@ private:
   std::unique_ptr<kubeapi::Server> server_;
   std::string url_;
   std::string kubeconfig_;
+  std::unique_ptr<JobRunner> jobs_;
   std::mutex mutex_;
   std::vector<ClientCommand> commands_;
+  std::vector<JobCommand> job_commands_;
 };
 
 }  // namespace zerodrop::lab

@@ -422,9 +422,11 @@ Result run(const Options& o) {
   std::vector<std::unique_ptr<Router>> routers = start_routers(o, recorder);
   // The Kubernetes API, when asked, sees every event from here on: the pods' creation too.
   std::unique_ptr<LabApi> api;
+  std::optional<std::chrono::system_clock::time_point> api_start_wall;
   if (o.kube_api) {
-    api =
-        std::make_unique<LabApi>(*o.kube_api, cluster_info(o, limits, routers, recorder), recorder);
+    kubeapi::ClusterInfo info = cluster_info(o, limits, routers, recorder);
+    api_start_wall = info.start_wall;
+    api = std::make_unique<LabApi>(*o.kube_api, info, recorder);
     if (o.on_kube_api) {
       o.on_kube_api(api->url(), api->kubeconfig());
     }
@@ -475,6 +477,12 @@ Result run(const Options& o) {
   Options ran = o;
   ran.isolation = pod.isolation;  // what the probe found
   result.run = recorder.snapshot(describe(ran), end);
+  if (api_start_wall) {
+    // The API's timestamps are wall-clock: this joins them (and clients' clocks) to t.
+    result.run.scenario.extra["kube_api_start_wall_us"] = std::to_string(
+        std::chrono::duration_cast<std::chrono::microseconds>(api_start_wall->time_since_epoch())
+            .count());
+  }
   if (migration && migration->failure()) {
     throw Error(*migration->failure());  // the record so far stays in the run folder
   }

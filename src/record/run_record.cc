@@ -487,4 +487,12 @@ std::vector<RequestRecord> read_requests(const std::string& path) {
   return read_lines(path, request_from_json);
 }
 
+RequestRecord read_request(const nlohmann::json& line) {
+  try {
+    return request_from_json(line);
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("a request record: {}", e.what()));
+  }
+}
+
 }  // namespace zerodrop::record

@@ -203,6 +203,8 @@ void write_ndjson(std::ostream& out, const TimeBucket& bucket);
 Micros run_time(int64_t us, std::string_view field);
 std::vector<Event> read_events(const std::string& path);
 std::vector<RequestRecord> read_requests(const std::string& path);
+// One request as write_ndjson writes it (already parsed). Throws Error naming what is wrong.
+RequestRecord read_request(const nlohmann::json& line);
 std::vector<TimeBucket> read_buckets(const std::string& path);
 
 }  // namespace zerodrop::record

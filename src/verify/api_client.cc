@@ -31,6 +31,8 @@ http::verb verb_of(Method method) {
       return http::verb::post;
     case Method::patch:
       return http::verb::patch;
+    case Method::remove:
+      return http::verb::delete_;
   }
   return http::verb::get;
 }

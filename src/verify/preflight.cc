@@ -58,8 +58,8 @@ std::pair<std::string, std::string> check_server(const ApiClient& client) {
 }
 
 void check_permissions(const ApiClient& client, const PreflightOptions& options) {
-  auto missing =
-      missing_permissions(client, options.namespace_name, needed_permissions(options.action));
+  auto missing = missing_permissions(client, options.namespace_name,
+                                     needed_permissions(options.action, options.agents));
   if (missing.empty()) {
     return;
   }

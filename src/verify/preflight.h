@@ -18,6 +18,7 @@ struct PreflightOptions {
   std::string deployment;
   std::string service;  // "" = the one Service selecting the Deployment's pods
   Action action = Action::restart;
+  AgentMode agents = AgentMode::none;
 };
 
 // What the preflight learned: the live objects and what the run needs of them.

@@ -13,7 +13,7 @@ std::string Permission::text() const {
   return fmt::format("{}{} {}", resource, group.empty() ? "" : "." + group, verb);
 }
 
-std::vector<Permission> needed_permissions(Action action) {
+std::vector<Permission> needed_permissions(Action action, AgentMode agents) {
   std::vector<Permission> needed{
       {"apps", "deployments", "get"},
       {"apps", "deployments", "list"},
@@ -30,14 +30,19 @@ std::vector<Permission> needed_permissions(Action action) {
   if (action == Action::restart) {
     needed.push_back({"apps", "deployments", "patch"});
   }
+  if (agents != AgentMode::none) {
+    needed.push_back({"batch", "jobs", "create"});
+    needed.push_back({"batch", "jobs", "delete"});
+    needed.push_back({"", "pods/log", "get"});
+  }
   return needed;
 }
 
-std::string role_yaml(const std::string& namespace_name, Action action) {
+std::string role_yaml(const std::string& namespace_name, Action action, AgentMode agents) {
   // Group the verbs per (group, resource), in the order first needed.
   std::vector<std::pair<std::string, std::string>> order;
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> verbs;
-  for (const Permission& p : needed_permissions(action)) {
+  for (const Permission& p : needed_permissions(action, agents)) {
     auto key = std::make_pair(p.group, p.resource);
     if (!verbs.contains(key)) {
       order.push_back(key);
@@ -91,7 +96,10 @@ std::vector<Permission> missing_permissions(const ApiClient& client,
                                 {{"namespace", namespace_name},
                                  {"verb", p.verb},
                                  {"group", p.group},
-                                 {"resource", p.resource}}}}}};
+                                 {"resource", p.resource.substr(0, p.resource.find('/'))}}}}}};
+    if (size_t slash = p.resource.find('/'); slash != std::string::npos) {
+      review["spec"]["resourceAttributes"]["subresource"] = p.resource.substr(slash + 1);
+    }
     ApiResponse response = client.request(
         Method::post, "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", review.dump());
     if (!response.ok()) {

@@ -18,11 +18,17 @@ struct Permission {
 
 enum class Action { restart, watch };
 
-// What verify needs in the target namespace for `action` (patch only to restart).
-std::vector<Permission> needed_permissions(Action action);
+// Where verify's load runs: from this machine only (--url), or also from agents in the
+// cluster: one per node (per-node) or a fixed number.
+enum class AgentMode { none, per_node, count };
+
+// What verify needs in the target namespace for `action` (patch only to restart) and its agents
+// (their Job, and pods/log to follow them). Listing nodes (per-node) is asked, not required.
+std::vector<Permission> needed_permissions(Action action, AgentMode agents = AgentMode::none);
 
 // The Role (and a RoleBinding to fill in) a user needs, as YAML for kubectl apply.
-std::string role_yaml(const std::string& namespace_name, Action action);
+std::string role_yaml(const std::string& namespace_name, Action action,
+                      AgentMode agents = AgentMode::none);
 
 // Asks one SelfSubjectAccessReview per permission and returns those not allowed. Throws Error
 // when a review itself fails.

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -19,95 +20,12 @@
 #include "verify/api_client.h"
 #include "verify/observer.h"
 #include "verify/preflight.h"
+#include "verify/propagation.h"
+#include "verify/timeline.h"
 #include "verify/watch.h"
 
 namespace zerodrop::verify {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-using record::Event;
-using record::EventKind;
-
-Event api_event(Micros t, EventKind kind, std::string detail) {
-  Event e;
-  e.t = t;
-  e.kind = kind;
-  e.detail = std::move(detail);
-  return e;
-}
-
-// The run's one clock and its record so far. Watch threads and the load's threads add to it.
-class Timeline {
-public:
-  Timeline(const record::RunFolder& folder, PodTemplate pod_template)
-      : start_(Clock::now()), writer_(folder, record::Traffic::requests), observer_(pod_template) {}
-
-  Micros now() const { return std::chrono::duration_cast<Micros>(Clock::now() - start_); }
-
-  Clock::time_point start() const { return start_; }
-
-  // Runs fn(observer, t) under the lock and records the events it returns.
-  template <typename Fn>
-  void observe(Fn fn) {
-    std::lock_guard lock(mutex_);
-    for (Event& e : fn(observer_, now())) {
-      add_locked(std::move(e));
-    }
-  }
-
-  void add(Event e) {
-    std::lock_guard lock(mutex_);
-    add_locked(std::move(e));
-  }
-
-  void note(const std::string& text) { add(api_event(now(), EventKind::note, text)); }
-
-  template <typename Fn>
-  auto with_observer(Fn fn) {
-    std::lock_guard lock(mutex_);
-    return fn(observer_);
-  }
-
-  void add_request(record::RequestRecord r) {
-    std::lock_guard lock(mutex_);
-    requests_.push_back(std::move(r));
-  }
-
-  // The record, requests in sequence order; the writer gets the requests and is closed.
-  record::RunRecord finish(record::RunRecord run) {
-    std::lock_guard lock(mutex_);
-    std::sort(requests_.begin(), requests_.end(),
-              [](const auto& a, const auto& b) { return a.seq < b.seq; });
-    size_t named = attribute_to_terminating(events_, requests_);
-    if (named > 0) {
-      add_locked(
-          api_event(now(), EventKind::note,
-                    fmt::format("{} failed requests on new connections carried no backend "
-                                "name; each went to the only pod terminating when it was sent",
-                                named)));
-    }
-    for (const auto& r : requests_) {
-      writer_.write(r);
-    }
-    writer_.close();
-    run.events = events_;
-    run.requests = std::move(requests_);
-    return run;
-  }
-
-private:
-  void add_locked(Event e) {
-    writer_.write(e);
-    events_.push_back(std::move(e));
-  }
-
-  Clock::time_point start_;
-  std::mutex mutex_;
-  record::RunWriter writer_;
-  Observer observer_;
-  std::vector<Event> events_;
-  std::vector<record::RequestRecord> requests_;
-};
 
 // The four watches of the run, each on its own thread.
 class Watches {
@@ -340,6 +258,72 @@ Ending drive(const ApiClient& client, const Options& o, Timeline& timeline, Guar
   return guard.stop() ? cut_short(guard) : Ending::finished;
 }
 
+// How many agents: one per node (the nodes the API lists, at most --max-nodes), or --agents K.
+int agent_count(const ApiClient& client, const Options& o, Timeline& timeline) {
+  if (o.agents == AgentMode::count) {
+    return o.agent_count;
+  }
+  ApiResponse r = client.get("/api/v1/nodes");
+  if (!r.ok()) {
+    throw Error(
+        fmt::format("cannot list the nodes to place one agent on each: {} (give "
+                    "--agents K instead)",
+                    error_text(r)));
+  }
+  auto nodes = static_cast<int>(
+      nlohmann::json::parse(r.body).value("items", nlohmann::json::array()).size());
+  if (nodes > o.max_nodes) {
+    timeline.note(fmt::format("{} nodes: agents on {} of them (--max-nodes)", nodes, o.max_nodes));
+  }
+  return std::max(1, std::min(nodes, o.max_nodes));
+}
+
+// Creates the agents' Job and waits until every agent is loading (else Error: what keeps them;
+// the Job is deleted on the way out).
+std::unique_ptr<Agents> start_agents(const ApiClient& client, const Options& o,
+                                     const Target& target, Timeline& timeline, Guard& guard) {
+  if (o.agents == AgentMode::none) {
+    return nullptr;
+  }
+  AgentJob job;
+  job.namespace_name = o.namespace_name;
+  job.run_id = new_run_id();
+  job.image = o.agent_image;
+  job.count = agent_count(client, o, timeline);
+  job.per_node = o.agents == AgentMode::per_node;
+  job.service = target.service;
+  job.rate = o.load.rate / job.count;
+  job.keepalive = o.load.keepalive == load::Keepalive::on;
+  job.timeout = o.load.timeout;
+  job.backend_header = o.load.backend_header;
+  job.headers = o.load.headers;
+  job.path = o.agent_path;
+  job.deadline = o.warmup + o.rollout_timeout + o.tail + o.agent_ready_timeout;
+  AgentSink sink;
+  sink.on_hello = [&timeline](const AgentHello& h) {
+    timeline.agent_hello(h);
+  };
+  sink.on_request = [&timeline](const AgentHello& h, record::RequestRecord r) {
+    timeline.agent_request(h, std::move(r));
+  };
+  sink.on_note = [&timeline](const std::string& text) {
+    timeline.note(text);
+  };
+  auto agents = std::make_unique<Agents>(client, job, sink, o.keep);
+  std::cerr << fmt::format("zerodrop: verify: {} agent(s) in job {} (image {})\n", job.count,
+                           job.name(), job.image);
+  bool ready = wait_for(guard, o.agent_ready_timeout, [&] { return agents->ready() >= job.count; });
+  if (!ready && !guard.stop()) {
+    std::string why;
+    for (const std::string& p : agents->problems()) {
+      why += "; " + p;
+    }
+    throw Error(fmt::format("only {} of {} agents were loading after {}{}", agents->ready(),
+                            job.count, format_duration(o.agent_ready_timeout), why));
+  }
+  return agents;
+}
+
 std::string make_folder(const std::string& out) {
   if (!out.empty()) {
     return out;
@@ -351,7 +335,8 @@ std::string make_folder(const std::string& out) {
   return pattern;
 }
 
-record::RunRecord base_record(const Options& o, const Target& target) {
+record::RunRecord base_record(const Options& o, const Target& target,
+                              const std::vector<std::string>& agent_nodes) {
   record::RunRecord run;
   run.engine = "verify";
   run.scenario = target.scenario;
@@ -365,7 +350,17 @@ record::RunRecord base_record(const Options& o, const Target& target) {
     urls += (urls.empty() ? "" : " ") + u;
   }
   extra["urls"] = urls;
-  extra["routers"] = "edge: the --url load from this machine";
+  std::string routers = urls.empty() ? "" : "edge: the --url load from this machine";
+  for (const std::string& node : agent_nodes) {
+    routers +=
+        fmt::format("{}node/{}: the agent on node {}", routers.empty() ? "" : "; ", node, node);
+  }
+  extra["routers"] = routers;
+  if (o.agents != AgentMode::none) {
+    extra["agents"] = fmt::format("{} ({})", agent_nodes.size(),
+                                  o.agents == AgentMode::per_node ? "one per node" : "--agents");
+    extra["agent_image"] = o.agent_image;
+  }
   return run;
 }
 
@@ -411,7 +406,8 @@ std::string context_namespace(const KubectlOptions& options) {
 int run(const Options& o, const Finish& finish) {
   KubectlProxy proxy(o.kubectl);
   ApiClient client(proxy.socket_path());
-  Target target = preflight(client, {o.namespace_name, o.deployment, o.service, o.action});
+  Target target =
+      preflight(client, {o.namespace_name, o.deployment, o.service, o.action, o.agents});
   for (const std::string& w : target.warnings) {
     std::cerr << "zerodrop: warning: audit of the live deploy/" << o.deployment << ": " << w
               << "\n";
@@ -420,23 +416,36 @@ int run(const Options& o, const Finish& finish) {
   Timeline timeline(folder, target.pod_template);
   Ending ending;
   std::string load_error;
+  std::vector<std::string> agent_nodes;
   {
     Watches watches(client, o, target, timeline);
-    Load load(o, timeline);
-    if (!load.wait_started()) {
-      throw Error(load.error());
-    }
     Guard guard(o, proxy);
+    // The agents first: they must all be loading before the warm-up counts.
+    std::unique_ptr<Agents> agents = start_agents(client, o, target, timeline, guard);
+    std::unique_ptr<Load> load;
+    if (!o.urls.empty()) {
+      load = std::make_unique<Load>(o, timeline);
+      if (!load->wait_started()) {
+        throw Error(load->error());
+      }
+    }
     ending = drive(client, o, timeline, guard);
-    load.stop();
-    load_error = load.error();
+    if (load) {
+      load->stop();
+      load_error = load->error();
+    }
+    if (agents) {
+      agents->stop(o.load.timeout + std::chrono::seconds(15));
+      agent_nodes = timeline.agent_nodes();
+    }
   }
   if (!load_error.empty()) {
     throw Error(load_error);
   }
-  record::RunRecord run = base_record(o, target);
+  record::RunRecord run = base_record(o, target, agent_nodes);
   run.end = timeline.now();
   run = timeline.finish(std::move(run));
+  write_propagation(folder, run, timeline.wall_start_us());
   int code = finish(folder, run);
   if (ending == Ending::interrupted) {
     return to_int(ExitCode::interrupted);

@@ -11,13 +11,16 @@
 #include "load/load.h"
 #include "record/run_folder.h"
 #include "record/run_record.h"
+#include "verify/agents.h"
 #include "verify/kubectl_proxy.h"
 #include "verify/rbac.h"
 
 namespace zerodrop::verify {
 
 // `zerodrop verify deploy/NAME`: a rollout on a real cluster, watched through the API server
-// while load runs from this machine through --url (an Ingress, a load balancer, a port-forward).
+// while load runs from agents inside the cluster (an Indexed Job, one pod per node, loading the
+// Service through each node's routing) and from this machine through --url (an Ingress, a load
+// balancer, a port-forward).
 struct Options {
   KubectlOptions kubectl;
   std::string namespace_name;  // "" = the context's namespace, else "default"
@@ -26,6 +29,13 @@ struct Options {
   Action action = Action::restart;
   std::vector<std::string> urls;
   load::Options load;  // rate, keep-alive, headers, timeouts; targets and duration are set here
+  AgentMode agents = AgentMode::none;
+  int agent_count = 0;           // AgentMode::count
+  int max_nodes = 25;            // AgentMode::per_node: at most this many agents
+  std::string agent_image;       // the image holding /zerodrop
+  std::string agent_path = "/";  // the path the agents request
+  Duration agent_ready_timeout = std::chrono::seconds(60);
+  bool keep = false;  // leave the agents' Job (its pods run on until their deadline)
   Duration warmup = std::chrono::seconds(5);
   Duration tail = std::chrono::seconds(5);
   Duration rollout_timeout = std::chrono::minutes(10);

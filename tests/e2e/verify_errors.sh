@@ -41,6 +41,10 @@ expect_exit 2 "$ZERODROP" verify --url http://127.0.0.1:1/
 expect_one_line "needs a Deployment"
 expect_exit 2 "$ZERODROP" verify pod/web --url http://127.0.0.1:1/
 expect_one_line "'pod/web': verify checks a Deployment"
+expect_exit 2 "$ZERODROP" verify deploy/web --agents none
+expect_one_line "agents none needs --url"
+expect_exit 2 "$ZERODROP" verify deploy/web --agents 0
+expect_one_line "agents: "
 expect_exit 2 "$ZERODROP" verify deploy/web --kubectl "$WORK/none" --url http://127.0.0.1:1/
 expect_one_line "kubectl not found .*kubernetes-client"
 expect_clean "no kubectl"
@@ -50,6 +54,8 @@ expect_exit 0 "$ZERODROP" verify --print-rbac -n shop
 expect_grep "kind: Role" "$WORK/out"
 expect_grep "resources: \[deployments\]" "$WORK/out"
 expect_grep "verbs: \[get, list, watch, patch\]" "$WORK/out"
+expect_grep "resources: \[jobs\]" "$WORK/out"
+expect_grep "resources: \[pods/log\]" "$WORK/out"
 
 # The API refuses connections: kubectl proxy answers for it; its words reach the one line.
 dead=$(free_port)

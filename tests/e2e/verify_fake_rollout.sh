@@ -23,7 +23,8 @@ contexts: [{name: fake, context: {cluster: fake, user: me, namespace: shop}}]
 current-context: fake
 YAML
   local got=0
-  "$ZERODROP" verify deploy/web --kubeconfig "$WORK/kubeconfig-$1" --url "http://127.0.0.1:$port/app" \
+  "$ZERODROP" verify deploy/web --kubeconfig "$WORK/kubeconfig-$1" --agents none \
+    --url "http://127.0.0.1:$port/app" \
     --rate 200 --warmup 500ms --tail 500ms --rollout-timeout 30s --out "$WORK/run-$1" \
     >"$WORK/out-$1" 2>"$WORK/err-$1" || got=$?
   echo "$got"

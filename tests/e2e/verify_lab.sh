@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # zerodrop verify end to end against `zerodrop lab --kube-api`: the real kubectl proxy, the lab's
-# HTTPS API with its token, verify's restart patch driving the lab's rollout and verify's load
-# through the lab's router (the Service's address). A naive app (dies at SIGTERM, no preStop) is
-# named deregistration-race by verify and by the lab's own diagnosis of the same rollout; a
-# graceful one with a preStop sleep longer than the propagation passes both.
+# HTTPS API with its token, verify's restart patch driving the lab's rollout, and verify's agents:
+# an Indexed Job the lab runs as `zerodrop verify-agent` processes, one per node, each loading the
+# Service through its node's router; verify follows their logs, merges their records and deletes
+# the Job. A naive app (dies at SIGTERM, no preStop) is named deregistration-race by verify and
+# by the lab's own diagnosis of the same rollout, and verify's per-node estimate of when each
+# router stopped sending to each deleted pod contains the lab's exact time; a graceful one with a
+# preStop sleep longer than the propagation passes both.
 # labels: timing
 # cost: 13
 source "$(dirname "$0")/lib.sh"
@@ -23,8 +26,8 @@ verify_lab() {
   [ $# -gt 0 ] && shift
   app_flags=("$@")
   local run="$WORK/$name-lab"
-  timeout 180 "$ZERODROP" lab --kube-api --action none --replicas 2 --nodes 1 \
-    --propagation 500ms --rate 50 --connections 16 --warmup 500ms --tail 3s \
+  timeout 180 "$ZERODROP" lab --kube-api --action none --replicas 2 --nodes 3 \
+    --propagation 500ms --rate 50 --connections 16 --warmup 500ms --tail 5s \
     --readiness http:/readyz --readiness-period 100ms --readiness-failure 1 --grace 10s \
     --out "$run" "${lab_flags[@]}" -- "$EXAMPLES/$example" --host '{ip}' --port '{port}' \
     "${app_flags[@]}" >"$WORK/$name-lab.out" 2>"$WORK/$name-lab.err" &
@@ -36,11 +39,9 @@ verify_lab() {
   done
   local kc="$run/kubeconfig"
   [ -f "$kc" ] || { cat "$WORK/$name-lab.err"; fail "no kubeconfig in the lab's run folder"; }
-  local url
-  url=$(kubectl --kubeconfig "$kc" get svc web -o jsonpath='http://{.spec.clusterIP}:{.spec.ports[0].port}/')
   verify_rc=0
-  timeout 120 "$ZERODROP" verify deploy/web --kubeconfig "$kc" --url "$url" --rate 200 \
-    --warmup 1s --tail 300ms --rollout-timeout 60s --out "$WORK/$name-verify" \
+  timeout 120 "$ZERODROP" verify deploy/web --kubeconfig "$kc" --agent-image zerodrop:lab \
+    --rate 150 --warmup 1s --tail 2s --rollout-timeout 60s --out "$WORK/$name-verify" \
     >"$WORK/$name-verify.out" 2>"$WORK/$name-verify.err" || verify_rc=$?
   lab_rc=0
   wait "$lab" || lab_rc=$?
@@ -61,6 +62,18 @@ for kind in rollout_started rollout_finished deletion_started pod_exited endpoin
   expect_grep "\"kind\":\"$kind\"" "$WORK/naive-verify/events.ndjson"
 done
 expect_exit 1 "$ZERODROP" report "$WORK/naive-verify"
+# The agents: one per node, every request through a node's router, the Job deleted at the end
+# (the lab sent each agent SIGTERM; each said bye and exited 0).
+[ "$(grep -c '"detail":"agent zerodrop-verify-.* is loading' "$WORK/naive-verify/events.ndjson")" = 3 ] \
+  || fail "verify did not hear from 3 agents"
+[ -z "$(grep -v '"router":"node/node-[123]"' "$WORK/naive-verify/requests.ndjson" | head -1)" ] \
+  || fail "a request did not go through a node's router"
+expect_grep 'a client deleted job zerodrop-verify-[a-z0-9]+ \(Background\)' "$WORK/naive-lab/events.ndjson"
+[ "$(grep -Ec 'job pod zerodrop-verify-[a-z0-9]+-[0-2]-[a-z0-9]+ on node-[123]: exit code 0' \
+  "$WORK/naive-lab/events.ndjson")" = 3 ] || fail "the agents did not all exit 0 after the Job's deletion"
+python3 "$(dirname "$0")/verify_propagation.py" "$WORK/naive-lab" "$WORK/naive-verify" 3 \
+  >"$WORK/propagation" || { cat "$WORK/propagation"; fail "verify's per-node estimate missed the lab's truth"; }
+cat "$WORK/propagation"
 
 verify_lab graceful graceful --prestop sleep:1.5s -- --delay 1s
 [ "$verify_rc" = 0 ] || { show_both graceful; fail "verify of graceful exited $verify_rc, expected 0"; }

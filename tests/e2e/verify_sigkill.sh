@@ -20,7 +20,7 @@ YAML
 
 start_watching() {  # a run that waits for someone else's rollout: it never ends by itself
   "$ZERODROP" verify deploy/web --action watch --kubeconfig "$WORK/kubeconfig" \
-    --url "http://127.0.0.1:$port/app" --rate 20 --warmup 0s --out "$WORK/run-$1" \
+    --agents none --url "http://127.0.0.1:$port/app" --rate 20 --warmup 0s --out "$WORK/run-$1" \
     >"$WORK/out-$1" 2>"$WORK/err-$1" &
   verify=$!
   proxy=""

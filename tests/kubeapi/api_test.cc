@@ -38,6 +38,12 @@ protected:
     h.delete_pod = [this](const std::string& pod) {
       deleted = pod;
     };
+    h.create_job = [this](const std::string& job) {
+      created_job = job;
+    };
+    h.delete_job = [this](const std::string& job, const std::string& policy) {
+      deleted_job = job + " " + policy;
+    };
     return h;
   }
 
@@ -55,6 +61,8 @@ protected:
   int restarts = 0;
   int scaled_to = -1;
   std::string deleted;
+  std::string created_job;
+  std::string deleted_job;
   Api api;
 };
 
@@ -153,8 +161,63 @@ TEST_F(ApiTest, DeniedVerbIsForbiddenAndReviewedAsDenied) {
   EXPECT_TRUE(review("get"));
 }
 
-TEST_F(ApiTest, JobsAreNotRunAndStoredKindsAreKept) {
-  EXPECT_EQ(call("POST", "/apis/batch/v1/namespaces/default/jobs", "{}").status, 405);
+TEST_F(ApiTest, JobsAreAdmittedWithDefaultsAndDeletedWithTheirPolicy) {
+  const std::string jobs = "/apis/batch/v1/namespaces/default/jobs";
+  EXPECT_EQ(call("POST", jobs, R"({"metadata":{"name":"j"}})").status, 400);
+  std::string job = R"({"metadata":{"name":"agents"},"spec":{"completionMode":"Indexed",
+    "completions":3,"parallelism":3,"template":{"spec":{"restartPolicy":"Never",
+    "containers":[{"name":"a","image":"x","command":["/zerodrop","verify-agent"]}]}}}})";
+  HttpResponse created = call("POST", jobs, job, "application/json");
+  ASSERT_EQ(created.status, 201) << created.body;
+  EXPECT_EQ(created_job, "agents");
+  json stored = get_json(jobs + "/agents");
+  EXPECT_EQ(stored["spec"]["backoffLimit"], 6);
+  std::string uid = stored["metadata"]["uid"];
+  EXPECT_EQ(stored["spec"]["selector"]["matchLabels"]["batch.kubernetes.io/controller-uid"], uid);
+  EXPECT_EQ(stored["spec"]["template"]["metadata"]["labels"]["job-name"], "agents");
+  EXPECT_EQ(call("POST", jobs, job).status, 409);
+  // The API's default for a Job is Orphan; kubectl sends Background in the body.
+  EXPECT_EQ(call("DELETE", jobs + "/agents", R"({"propagationPolicy":"Background"})").status, 200);
+  EXPECT_EQ(deleted_job, "agents Background");
+  EXPECT_EQ(call("GET", jobs + "/agents").status, 404);
+  ASSERT_EQ(call("POST", jobs, job).status, 201);
+  EXPECT_EQ(call("DELETE", jobs + "/agents?propagationPolicy=Foreground").status, 200);
+  EXPECT_EQ(deleted_job, "agents Foreground");
+  json marked = get_json(jobs + "/agents");  // kept until the lab has removed its pods
+  EXPECT_TRUE(marked["metadata"].contains("deletionTimestamp"));
+  EXPECT_EQ(call("DELETE", jobs + "/agents?propagationPolicy=Sideways").status, 400);
+}
+
+TEST_F(ApiTest, LongListsArePagedFromOneSnapshot) {
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(call("POST", "/api/v1/namespaces/default/configmaps",
+                   json{{"metadata", {{"name", "cm-" + std::to_string(i)}}}}.dump())
+                  .status,
+              201);
+  }
+  json first = get_json("/api/v1/namespaces/default/configmaps?limit=2");
+  ASSERT_EQ(first["items"].size(), 2u);
+  EXPECT_EQ(first["metadata"]["remainingItemCount"], 3);
+  std::string rv = first["metadata"]["resourceVersion"];
+  // A change between the pages does not show: the pages are one list at one resourceVersion.
+  call("POST", "/api/v1/namespaces/default/configmaps", R"({"metadata":{"name":"cm-9"}})");
+  std::string token = first["metadata"]["continue"];
+  json second = get_json("/api/v1/namespaces/default/configmaps?limit=2&continue=" + token);
+  EXPECT_EQ(second["items"][0]["metadata"]["name"], "cm-2");
+  EXPECT_EQ(second["metadata"]["resourceVersion"], rv);
+  json third = get_json("/api/v1/namespaces/default/configmaps?limit=2&continue="
+                        + second["metadata"]["continue"].get<std::string>());
+  ASSERT_EQ(third["items"].size(), 1u);
+  EXPECT_EQ(third["items"][0]["metadata"]["name"], "cm-4");
+  EXPECT_FALSE(third["metadata"].contains("continue"));
+  // A token is good once; an unknown one is 410 Expired, as for a compacted list.
+  EXPECT_EQ(call("GET", "/api/v1/namespaces/default/configmaps?limit=2&continue=" + token).status,
+            410);
+  EXPECT_EQ(call("GET", "/api/v1/namespaces/default/configmaps?continue=bogus").status, 410);
+  EXPECT_EQ(get_json("/api/v1/namespaces/default/configmaps?limit=500")["items"].size(), 6u);
+}
+
+TEST_F(ApiTest, StoredKindsAreKept) {
   HttpResponse created = call("POST", "/api/v1/namespaces/default/configmaps",
                               R"({"metadata":{"name":"anchor"},"data":{"phase":"warmup"}})");
   EXPECT_EQ(created.status, 201);

@@ -1,0 +1,134 @@
+#include "verify/propagation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "base/duration.h"
+#include "base/error.h"
+
+namespace zerodrop::verify {
+
+using record::Micros;
+using record::RequestRecord;
+
+namespace {
+
+constexpr Micros kBackendWindow = std::chrono::seconds(2);  // around lo: the backends in rotation
+
+// The misses in a row after which a pod still in a rotation of `backends` would have been chosen
+// with probability at least 1 - error.
+int misses_needed(int backends, double error) {
+  double p_miss = 1.0 - 1.0 / backends;
+  return static_cast<int>(std::ceil(std::log(error) / std::log(p_miss)));
+}
+
+// When the router chose the backend at the latest: the request's send, else its end.
+Micros routed_by(const RequestRecord& r) {
+  return r.sent.value_or(r.done);
+}
+
+std::optional<NodeUpdate> estimate(const std::string& node, const std::string& pod, Micros deleted,
+                                   const std::vector<const RequestRecord*>& fresh, double error) {
+  const RequestRecord* last_hit = nullptr;
+  NodeUpdate u{node, pod, deleted};
+  for (const RequestRecord* r : fresh) {
+    if (r->backend == pod) {
+      last_hit = r;
+      u.hits += r->intended >= deleted ? 1 : 0;
+    }
+  }
+  if (last_hit == nullptr) {
+    return std::nullopt;  // the node never sent this pod a fresh connection: nothing to bound
+  }
+  u.lo = last_hit->intended;  // the router chose the pod after this instant
+  std::set<std::string> seen;
+  for (const RequestRecord* r : fresh) {
+    if (r->intended + kBackendWindow >= u.lo && r->intended <= u.lo + kBackendWindow) {
+      seen.insert(r->backend);
+    }
+  }
+  if (seen.size() < 2) {
+    u.backends = static_cast<int>(seen.size());
+    return u;  // no other pod to miss to: no upper bound
+  }
+  // One more than seen: a pod in the rotation may have answered nothing by name in the window
+  // (its requests failed unnamed), and a larger rotation needs more misses.
+  u.backends = static_cast<int>(seen.size()) + 1;
+  int needed = misses_needed(u.backends, error);
+  for (const RequestRecord* r : fresh) {
+    if (r->intended > u.lo && ++u.misses == needed) {
+      u.hi = routed_by(*r);
+      break;
+    }
+  }
+  return u;
+}
+
+}  // namespace
+
+std::vector<NodeUpdate> estimate_updates(const std::vector<record::Event>& events,
+                                         const std::vector<RequestRecord>& requests, double error) {
+  std::map<std::string, std::vector<const RequestRecord*>> fresh;  // by node, in intended order
+  for (const RequestRecord& r : requests) {
+    if (r.router.rfind("node/", 0) == 0 && r.connection == record::Connection::fresh
+        && !r.backend.empty()) {
+      fresh[r.router].push_back(&r);
+    }
+  }
+  for (auto& [node, list] : fresh) {
+    std::stable_sort(list.begin(), list.end(),
+                     [](const auto* a, const auto* b) { return a->intended < b->intended; });
+  }
+  std::vector<NodeUpdate> out;
+  for (const record::Event& e : events) {
+    if (e.kind != record::EventKind::deletion_started) {
+      continue;
+    }
+    for (const auto& [node, list] : fresh) {
+      if (auto u = estimate(node, e.pod, e.t, list, error)) {
+        out.push_back(*u);
+      }
+    }
+  }
+  return out;
+}
+
+void write_propagation(const record::RunFolder& folder, const record::RunRecord& run,
+                       int64_t wall_start_us) {
+  std::vector<NodeUpdate> updates = estimate_updates(run.events, run.requests);
+  if (updates.empty()) {
+    return;
+  }
+  std::string path = folder.dir() + "/propagation.ndjson";
+  std::ofstream out(path);
+  if (!out) {
+    throw Error(fmt::format("cannot write {}", path));
+  }
+  for (const NodeUpdate& u : updates) {
+    nlohmann::json j = {{"node", u.node},
+                        {"pod", u.pod},
+                        {"deleted_us", u.deleted.count()},
+                        {"lo_us", u.lo.count()},
+                        {"lo_wall_us", wall_start_us + u.lo.count()},
+                        {"hits", u.hits},
+                        {"misses", u.misses},
+                        {"backends", u.backends}};
+    j["hi_us"] = u.hi ? nlohmann::json(u.hi->count()) : nlohmann::json();
+    j["hi_wall_us"] = u.hi ? nlohmann::json(wall_start_us + u.hi->count()) : nlohmann::json();
+    out << j.dump() << '\n';
+    std::cerr << fmt::format(
+        "zerodrop: verify: {} stopped sending new connections to {} "
+        "between {} and {}\n",
+        u.node, u.pod, format_duration(u.lo),
+        u.hi ? format_duration(*u.hi) : std::string("(unbounded)"));
+  }
+}
+
+}  // namespace zerodrop::verify

@@ -1,0 +1,40 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "record/run_folder.h"
+#include "record/run_record.h"
+
+namespace zerodrop::verify {
+
+// When one node's routing stopped sending new connections to one terminating pod, as far as the
+// agent on that node saw it: after `lo` (a fresh connection it opened then still reached the
+// pod) and, when known, before `hi` (the misses after `lo` are too many for the pod to have
+// still been in that node's rotation: each would have chosen it with chance 1/backends).
+struct NodeUpdate {
+  std::string node;  // the router: "node/NAME"
+  std::string pod;
+  record::Micros deleted{0};  // verify saw the deletion
+  record::Micros lo{0};
+  std::optional<record::Micros> hi;
+  int hits = 0;      // fresh connections that reached the pod after its deletion was seen
+  int misses = 0;    // fresh connections after the last hit that went to another pod
+  int backends = 0;  // the rotation assumed: the pods seen answering in ±2 s, plus one
+};
+
+// Estimates every (node, deleted pod) update from the fresh connections of the node's agent
+// (requests whose backend is known: answered by the pod, or given to it as the only pod
+// terminating). `hi` holds with probability at least 1 - `error`.
+std::vector<NodeUpdate> estimate_updates(const std::vector<record::Event>& events,
+                                         const std::vector<record::RequestRecord>& requests,
+                                         double error = 0.001);
+
+// Writes propagation.ndjson into the run folder (one NodeUpdate a line, times in µs on the run's
+// clock and on the wall clock, `wall_start_us` being t = 0) and says each on stderr. Throws
+// Error when the file cannot be written.
+void write_propagation(const record::RunFolder& folder, const record::RunRecord& run,
+                       int64_t wall_start_us);
+
+}  // namespace zerodrop::verify

@@ -1,0 +1,162 @@
+#pragma once
+
+// The run's one clock and its record so far: verify's watches, its --url load and its agents add
+// to it from their threads.
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "base/duration.h"
+#include "record/run_folder.h"
+#include "record/run_record.h"
+#include "verify/agents.h"
+#include "verify/observer.h"
+
+namespace zerodrop::verify {
+
+using Clock = std::chrono::steady_clock;
+using record::Event;
+using record::EventKind;
+
+inline Event api_event(Micros t, EventKind kind, std::string detail) {
+  Event e;
+  e.t = t;
+  e.kind = kind;
+  e.detail = std::move(detail);
+  return e;
+}
+
+// The run's one clock and its record so far. Watch threads and the load's threads add to it.
+class Timeline {
+public:
+  Timeline(const record::RunFolder& folder, PodTemplate pod_template)
+      : start_(Clock::now()),
+        wall_start_(std::chrono::system_clock::now()),
+        writer_(folder, record::Traffic::requests),
+        observer_(pod_template) {}
+
+  Micros now() const { return std::chrono::duration_cast<Micros>(Clock::now() - start_); }
+
+  // The wall-clock time of t = 0, in microseconds since the epoch: agents' clocks join here.
+  int64_t wall_start_us() const {
+    return std::chrono::duration_cast<Micros>(wall_start_.time_since_epoch()).count();
+  }
+
+  Clock::time_point start() const { return start_; }
+
+  // Runs fn(observer, t) under the lock and records the events it returns.
+  template <typename Fn>
+  void observe(Fn fn) {
+    std::lock_guard lock(mutex_);
+    for (Event& e : fn(observer_, now())) {
+      add_locked(std::move(e));
+    }
+  }
+
+  void add(Event e) {
+    std::lock_guard lock(mutex_);
+    add_locked(std::move(e));
+  }
+
+  void note(const std::string& text) { add(api_event(now(), EventKind::note, text)); }
+
+  template <typename Fn>
+  auto with_observer(Fn fn) {
+    std::lock_guard lock(mutex_);
+    return fn(observer_);
+  }
+
+  void add_request(record::RequestRecord r) {
+    std::lock_guard lock(mutex_);
+    requests_.push_back(std::move(r));
+  }
+
+  // An agent started: its clock joins this one through the wall clock (the same host's in the
+  // lab; NTP-synchronised nodes in a cluster).
+  void agent_hello(const AgentHello& h) {
+    Micros offset(h.wall_us - wall_start_us());
+    {
+      std::lock_guard lock(mutex_);
+      agents_[h.pod] = {h.node, offset};
+    }
+    note(fmt::format("agent {} (index {}) on node {} is loading; its t = 0 is verify's {}", h.pod,
+                     h.index, h.node, format_duration(offset)));
+  }
+
+  // An agent's request, moved onto this clock; its router is the agent's node.
+  void agent_request(const AgentHello& h, record::RequestRecord r) {
+    std::lock_guard lock(mutex_);
+    Micros offset = agents_[h.pod].second;
+    r.intended += offset;
+    r.done += offset;
+    for (auto* t : {&r.sent, &r.first_byte, &r.backend_fate_at}) {
+      if (*t) {
+        **t += offset;
+      }
+    }
+    r.router = "node/" + h.node;
+    requests_.push_back(std::move(r));
+  }
+
+  std::vector<std::string> agent_nodes() {
+    std::lock_guard lock(mutex_);
+    std::vector<std::string> nodes;
+    for (const auto& [pod, agent] : agents_) {
+      nodes.push_back(agent.first);
+    }
+    std::sort(nodes.begin(), nodes.end());
+    return nodes;
+  }
+
+  // The record, requests in the order they were meant to be sent (numbered anew: each agent
+  // and the --url load count from 0); the writer gets the requests and is closed.
+  record::RunRecord finish(record::RunRecord run) {
+    std::lock_guard lock(mutex_);
+    std::stable_sort(requests_.begin(), requests_.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.intended, a.router, a.seq) < std::tie(b.intended, b.router, b.seq);
+    });
+    for (size_t i = 0; i < requests_.size(); ++i) {
+      requests_[i].seq = i;
+    }
+    size_t named = attribute_to_terminating(events_, requests_);
+    if (named > 0) {
+      add_locked(
+          api_event(now(), EventKind::note,
+                    fmt::format("{} failed requests on new connections carried no backend "
+                                "name; each went to the only pod terminating when it was sent",
+                                named)));
+    }
+    for (const auto& r : requests_) {
+      writer_.write(r);
+    }
+    writer_.close();
+    run.events = events_;
+    run.requests = std::move(requests_);
+    return run;
+  }
+
+private:
+  void add_locked(Event e) {
+    writer_.write(e);
+    events_.push_back(std::move(e));
+  }
+
+  Clock::time_point start_;
+  std::chrono::system_clock::time_point wall_start_;
+  std::mutex mutex_;
+  record::RunWriter writer_;
+  Observer observer_;
+  std::vector<Event> events_;
+  std::vector<record::RequestRecord> requests_;
+  std::map<std::string, std::pair<std::string, Micros>> agents_;  // pod -> node, clock offset
+};
+
+}  // namespace zerodrop::verify
