@@ -13,7 +13,8 @@ add_custom_command(
   COMMENT "Generating bash, zsh and fish completions from zerodrop --help")
 add_custom_command(
   OUTPUT ${CMAKE_BINARY_DIR}/zerodrop.1.gz
-  COMMAND gzip -9n -c ${CMAKE_SOURCE_DIR}/docs/zerodrop.1 > ${CMAKE_BINARY_DIR}/zerodrop.1.gz
+  COMMAND sed -e "1,5s/zerodrop [0-9][0-9.]*/zerodrop ${PROJECT_VERSION}/"
+          ${CMAKE_SOURCE_DIR}/docs/zerodrop.1 | gzip -9n > ${CMAKE_BINARY_DIR}/zerodrop.1.gz
   DEPENDS ${CMAKE_SOURCE_DIR}/docs/zerodrop.1)
 add_custom_target(zerodrop_install_files ALL DEPENDS ${completions}/zerodrop.bash
   ${completions}/_zerodrop ${completions}/zerodrop.fish ${CMAKE_BINARY_DIR}/zerodrop.1.gz)

@@ -6,6 +6,7 @@
 
 #include "audit/output.h"
 #include "audit/rule.h"
+#include "base/version.h"
 
 namespace zerodrop::audit {
 namespace {
@@ -109,8 +110,8 @@ public:
 private:
   static std::string head() {
     json driver = {{"name", "zerodrop"},
-                   {"version", "0.1.0"},
-                   {"semanticVersion", "0.1.0"},
+                   {"version", std::string(base::version())},
+                   {"semanticVersion", std::string(base::version())},
                    {"rules", sarif_rules()}};
     std::string tool = json{{"driver", driver}}.dump();
     return fmt::format(

@@ -338,6 +338,7 @@ int run_load(const Flags& f) {
   load::Options options = options_of(f);
   uint64_t max_failures =
       static_cast<uint64_t>(parse_integer(f.max_failures, "--max-failures", 0, INT64_MAX));
+  load::check(options);  // a bad URL leaves no empty --out folder or --records file behind
   RecordStreams records(f);
   load::Hooks hooks;
   if (!records.empty()) {

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "base/exit_code.h"
 #include "base/text.h"
+#include "base/version.h"
 #include "cli/command.h"
 #include "record/hole.h"
 
@@ -114,7 +115,7 @@ int run(int argc, char** argv) {
   app.name(self == "kubectl-zerodrop" ? "kubectl zerodrop" : "zerodrop");
   app.footer(footer());
   app.require_subcommand(1);
-  app.set_version_flag("--version", "zerodrop 0.1.0");
+  app.set_version_flag("--version", fmt::format("zerodrop {}", base::version()));
   app.get_formatter()->column_width(30);
 
   std::vector<std::pair<CLI::App*, Runner>> runners;

@@ -353,12 +353,17 @@ std::vector<Object> load_objects(const std::string& path_or_dash) {
 }
 
 std::optional<Workload> first_workload(const std::string& path_or_dash) {
+  std::optional<Workload> completing;  // a Job or CronJob: returned only when nothing else is
   for (Object& object : load_objects(path_or_dash)) {
-    if (auto* workload = std::get_if<Workload>(&object)) {
+    auto* workload = std::get_if<Workload>(&object);
+    if (workload && !workload->runs_to_completion()) {
       return std::move(*workload);
     }
+    if (workload && !completing) {
+      completing = std::move(*workload);
+    }
   }
-  return std::nullopt;
+  return completing;
 }
 
 }  // namespace zerodrop::kube

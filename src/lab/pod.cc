@@ -326,7 +326,7 @@ Pod::~Pod() {
   *impl_->alive = false;
   impl_->on_change = nullptr;  // the owner is going away too
   if (impl_->process) {
-    kill_now("the lab ends");
+    kill_now(std::string(record::kEndOfRunKill));  // the diagnosis tells this kill from a grace kill
   }
 }
 

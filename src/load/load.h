@@ -124,6 +124,10 @@ struct Hooks {
   std::function<void(std::chrono::steady_clock::time_point start)> on_start;
 };
 
+// Validates options as run() does and sends nothing: throws Error naming the culprit (bad URL,
+// unsupported scheme, unresolvable host). A caller checks before it creates files for the run.
+void check(const Options& options);
+
 // Validates options (throws Error naming the culprit: bad URL, unsupported scheme, unresolvable
 // host), then runs the load until the duration elapses or `stop` is set, and returns the summary.
 Summary run(const Options& options, const Hooks& hooks);

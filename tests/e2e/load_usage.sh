@@ -15,8 +15,10 @@ expect_exit 2 "$ZERODROP" load https://127.0.0.1:1/ --cacert "$WORK/missing.pem"
 expect_grep "^zerodrop: error: --cacert: cannot load certificates from '.*missing.pem': " "$WORK/err"
 expect_exit 2 "$ZERODROP" load 'http://[bad'
 expect_grep "malformed URL" "$WORK/err"
-expect_exit 2 "$ZERODROP" load http://no-such-host.invalid/
+expect_exit 2 "$ZERODROP" load http://no-such-host.invalid/ --out "$WORK/run" --records "$WORK/r.ndjson"
 expect_grep "cannot resolve host 'no-such-host.invalid'" "$WORK/err"
+# Refused before anything is created: no empty run folder or records file is left behind.
+[[ ! -e "$WORK/run" && ! -e "$WORK/r.ndjson" ]] || fail "a refused load left --out or --records behind"
 expect_exit 2 "$ZERODROP" load --targets "$WORK/missing.txt"
 expect_grep "^zerodrop: error: --targets: cannot read .*missing.txt$" "$WORK/err"
 expect_exit 2 "$ZERODROP" load http://127.0.0.1:1/ -H 'no colon'

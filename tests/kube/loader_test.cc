@@ -1,4 +1,5 @@
 #include "kube/loader.h"
+#include "kube/serving.h"
 
 #include <chrono>
 #include <filesystem>
@@ -256,6 +257,18 @@ TEST(Loader, LoadObjectsThrowsTheFirstProblemAndFirstWorkloadFindsTheWorkload) {
   auto w = first_workload((dir / "sub" / "web.yml").string());
   ASSERT_TRUE(w.has_value());
   EXPECT_EQ(w->meta.name, "web");
+  // A chart's migration Job before its Deployment: the Deployment is what rolls.
+  std::ofstream(dir / "job-first.yaml")
+      << "apiVersion: batch/v1\nkind: Job\nmetadata: {name: migrate}\n---\n"
+         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n";
+  EXPECT_EQ(first_workload((dir / "job-first.yaml").string())->meta.name, "web");
+  std::ofstream(dir / "job-only.yaml")
+      << "apiVersion: batch/v1\nkind: Job\nmetadata: {name: migrate}\n";
+  auto job = first_workload((dir / "job-only.yaml").string());
+  ASSERT_TRUE(job.has_value());
+  EXPECT_THROW(require_rolling_update(*job), Error);
+  std::filesystem::remove(dir / "job-first.yaml");
+  std::filesystem::remove(dir / "job-only.yaml");
   auto files = expand_paths({dir.string()});
   EXPECT_EQ(files.size(), 2u);
   EXPECT_THROW(expand_paths({(dir / "missing").string()}), Error);
