@@ -222,9 +222,10 @@ Summary audit_stream(const Options& options, Sink& sink) {
   };
 
   // Pass 1: where every routing object is and what it matches on, parsing only the documents
-  // that name a routing kind.
+  // that name a routing kind. Only the other files' objects are looked up there: a single file
+  // needs no index.
   RoutingIndex index;
-  for (uint32_t i = 0; i < files.size(); ++i) {
+  for (uint32_t i = 0; files.size() > 1 && i < files.size(); ++i) {
     with_file(files[i], [&](const kube::FileText& file) {
       if (file.problem) {
         return;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "audit/fix_copy_in.h"
 #include "audit/fix_json_patch.h"
 #include "audit/output.h"
 #include "audit/pre_stop.h"
@@ -39,6 +40,7 @@ struct Plan {
   std::vector<std::string> spec_lines;                              // under spec:
   std::vector<std::string> pod_spec_lines;                          // under the pod spec
   std::vector<std::string> extra_docs;                              // HPA and PDB patches, new PDBs
+  std::vector<std::string> copy_in;  // containers whose exec sleep may need zerodrop copied in
 };
 
 void add(std::vector<std::string>& lines, std::initializer_list<std::string> more) {
@@ -59,10 +61,12 @@ std::vector<std::string> pre_stop_lines(const Container& c, int64_t seconds, con
     return lines;
   }
   std::string program = shell_less_image(c.image) ? "/zerodrop" : "sleep";
+  plan.copy_in.push_back(c.name);
   if (program == "/zerodrop") {
     plan.notes.push_back(
         fmt::format("container '{}': copy the static zerodrop binary to "
-                    "/zerodrop in the image (no sleep in {}; docs/run.md, zerodrop sleep)",
+                    "/zerodrop in the image (no sleep in {}; docs/run.md, zerodrop sleep), or "
+                    "let an init container copy it in: the advice below",
                     c.name, c.image));
     add(lines,
         {"    exec:", fmt::format("      command: [\"/zerodrop\", \"sleep\", \"{}\"]", seconds)});
@@ -70,9 +74,9 @@ std::vector<std::string> pre_stop_lines(const Container& c, int64_t seconds, con
     // Nothing in the image's name says whether it has a sleep program: say so.
     plan.notes.push_back(fmt::format(
         "container '{}': exec sleep needs a sleep program in {} (Kubernetes {}.{} has no native "
-        "sleep); if it has none, copy the static zerodrop in and use [\"/zerodrop\", \"sleep\", "
-        "\"{}\"] (docs/run.md, zerodrop sleep)",
-        c.name, c.image, o.kube_version.major, o.kube_version.minor, seconds));
+        "sleep); if it has none, copy the static zerodrop in: the advice below does it with an "
+        "init container (zerodrop copy-self; docs/run.md)",
+        c.name, c.image, o.kube_version.major, o.kube_version.minor));
     add(lines, {"    exec:", fmt::format("      command: [\"sleep\", \"{}\"]", seconds)});
   }
   return lines;
@@ -389,6 +393,12 @@ void write_patch(const AuditedWorkload& a, const Options& options, std::ostream&
     return;
   }
   write_workload_patch(a, plan, out);
+  if (!plan.copy_in.empty()) {
+    const kube::Meta& meta = a.view.workload->meta;
+    out << "---\n"
+        << copy_in_advice(*a.view.workload, plan.copy_in, wanted_pre_stop_seconds(options),
+                          patch_type(meta), apply_line(meta, patch_type(meta)));
+  }
   for (const std::string& doc : plan.extra_docs) {
     out << "---\n" << doc;
   }

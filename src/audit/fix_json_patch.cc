@@ -88,22 +88,6 @@ json container_shape(const kube::Container& c) {
   return shape;
 }
 
-std::string pod_spec_pointer(const kube::Workload& w) {
-  switch (w.kind) {
-    case kube::WorkloadKind::pod:
-      return "/spec";
-    case kube::WorkloadKind::cron_job:
-      return "/spec/jobTemplate/spec/template/spec";
-    default:
-      return "/spec/template/spec";
-  }
-}
-
-std::string container_pointer(const kube::Workload& w, const kube::Container& c) {
-  return fmt::format("{}/{}/{}", pod_spec_pointer(w), c.sidecar ? "initContainers" : "containers",
-                     c.list_index);
-}
-
 // What the manifest holds of the objects a fix patches, as empty objects: where a patch must
 // go member by member rather than replace. Leaves are not needed: `add` replaces a member.
 json shape_of(const kube::Workload& w) {
@@ -155,6 +139,22 @@ void merge_ops(const json& shape, const std::string& path, const json& value, js
 }
 
 }  // namespace
+
+std::string pod_spec_pointer(const kube::Workload& w) {
+  switch (w.kind) {
+    case kube::WorkloadKind::pod:
+      return "/spec";
+    case kube::WorkloadKind::cron_job:
+      return "/spec/jobTemplate/spec/template/spec";
+    default:
+      return "/spec/template/spec";
+  }
+}
+
+std::string container_pointer(const kube::Workload& w, const kube::Container& c) {
+  return fmt::format("{}/{}/{}", pod_spec_pointer(w), c.sidecar ? "initContainers" : "containers",
+                     c.list_index);
+}
 
 PatchType patch_type(const kube::Meta& meta) {
   auto slash = meta.api_version.find('/');

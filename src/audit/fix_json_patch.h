@@ -20,6 +20,10 @@ PatchType patch_type(const kube::Meta& meta);
 
 std::string_view to_string(PatchType type);
 
+// JSON pointers (RFC 6901) of a workload's pod spec and of one of its containers.
+std::string pod_spec_pointer(const kube::Workload& w);
+std::string container_pointer(const kube::Workload& w, const kube::Container& c);
+
 // What a --fix plan changes, as YAML block lines relative to each part (the strategic-merge
 // patch's own lines; `null` removes a key).
 struct PlanParts {

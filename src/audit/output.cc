@@ -32,22 +32,73 @@ void write_text_finding(const Finding& f, std::ostream& out) {
   }
 }
 
-nlohmann::json json_finding(const Finding& f) {
-  return {
-      {"rule", f.rule},
-      {"hole", f.hole ? nlohmann::json(record::to_string(*f.hole)) : nlohmann::json()},
-      {"severity", to_string(f.severity)},
-      {"object",
-       {{"kind", f.object.kind},
-        {"namespace", f.object.namespace_name},
-        {"name", f.object.name},
-        {"container", f.object.container}}},
-      {"file", f.file},
-      {"line", f.mark.line},
-      {"column", f.mark.column},
-      {"message", f.message},
-      {"fix", f.fix},
-  };
+// A JSON string as nlohmann::json's dump() writes it (UTF-8 kept, control characters escaped),
+// appended to `out`: one finding per workload or more, and a json tree each cost more than the
+// rules that found them.
+void append_json_string(std::string_view text, std::string& out) {
+  out += '"';
+  for (char ch : text) {
+    switch (ch) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(ch) < 0x20) {
+          out += fmt::format("\\u{:04x}", static_cast<unsigned char>(ch));
+        } else {
+          out += ch;
+        }
+    }
+  }
+  out += '"';
+}
+
+// One finding as one line of JSON, keys in the sorted order nlohmann::json gives them.
+std::string json_finding(const Finding& f) {
+  std::string out = fmt::format("{{\"column\":{},\"file\":", f.mark.column);
+  append_json_string(f.file, out);
+  out += ",\"fix\":";
+  append_json_string(f.fix, out);
+  out += ",\"hole\":";
+  if (f.hole) {
+    append_json_string(record::to_string(*f.hole), out);
+  } else {
+    out += "null";
+  }
+  out += fmt::format(",\"line\":{},\"message\":", f.mark.line);
+  append_json_string(f.message, out);
+  out += ",\"object\":{\"container\":";
+  append_json_string(f.object.container, out);
+  out += ",\"kind\":";
+  append_json_string(f.object.kind, out);
+  out += ",\"name\":";
+  append_json_string(f.object.name, out);
+  out += ",\"namespace\":";
+  append_json_string(f.object.namespace_name, out);
+  out += "},\"rule\":";
+  append_json_string(f.rule, out);
+  out += ",\"severity\":";
+  append_json_string(to_string(f.severity), out);
+  out += '}';
+  return out;
 }
 
 // Escapes for a GitHub workflow command: data, and property values (which also escape : and ,).
@@ -122,7 +173,7 @@ public:
 private:
   void finding(const Finding& f) override {
     out_ << (first_ ? "{\n  \"version\": 1,\n  \"findings\": [\n    " : ",\n    ")
-         << json_finding(f).dump();
+         << json_finding(f);
     first_ = false;
   }
 

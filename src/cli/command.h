@@ -28,6 +28,7 @@ Runner setup_audit(CLI::App& app);
 Runner setup_sim(CLI::App& app);
 Runner setup_run(CLI::App& app);
 Runner setup_sleep(CLI::App& app);
+Runner setup_copy_self(CLI::App& app);
 Runner setup_verify(CLI::App& app);
 Runner setup_verify_agent(CLI::App& app);
 

@@ -31,6 +31,8 @@ constexpr Command kCommands[] = {
     {"verify", "Roll out a Deployment on a real cluster under load; name the hole if any drop",
      setup_verify},
     {"sleep", "Sleep N seconds: a preStop delay for distroless and scratch images", setup_sleep},
+    {"copy-self", "Copy this static binary into a folder: zerodrop sleep for images without cp",
+     setup_copy_self},
     {"verify-agent", "", setup_verify_agent},  // verify's load pods run it
 };
 

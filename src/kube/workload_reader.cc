@@ -152,6 +152,9 @@ Container read_container(Reader& r, const Entry& e) {
     c.marks.set("ports", r.mark(ports->key));
     c.ports = read_ports(r, *ports);
   }
+  if (auto mounts = r.child(e.value, e.path, "volumeMounts")) {
+    c.marks.set("volumeMounts", r.mark(mounts->key));  // --fix appends to the list
+  }
   read_lifecycle(r, e, c);
   static constexpr std::pair<std::string_view, std::optional<Probe> Container::*> kProbes[] = {
       {"readinessProbe", &Container::readiness_probe},
@@ -181,8 +184,12 @@ void read_pod_spec(Reader& r, const Entry& spec, Workload& w) {
       w.containers.back().list_index = index++;
     }
   }
+  if (auto volumes = r.child(spec.value, spec.path, "volumes")) {
+    w.marks.set("pod.volumes", r.mark(volumes->key));  // --fix appends to the list
+  }
   // Native sidecars (restartable init containers) serve traffic like main containers.
   if (auto inits = r.child(spec.value, spec.path, "initContainers")) {
+    w.marks.set("pod.initContainers", r.mark(inits->key));
     int index = 0;
     for (const Entry& e : r.items(inits->value, inits->path)) {
       if (r.opt_scalar(e.value, e.path, "restartPolicy") == "Always") {

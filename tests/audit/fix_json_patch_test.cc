@@ -161,6 +161,17 @@ TEST(FixJsonPatch, OldKubernetesSaysExecSleepNeedsASleepProgram) {
                       "sleep); if it has none, copy the static zerodrop in"),
             std::string::npos)
       << text;
+  // The advice that does it: commented, its apply line left a comment by `sed 's/^# //'`.
+  EXPECT_NE(text.find("---\n## zerodrop --fix advice: Deployment web: for an image with no sleep "
+                      "program (container 'app')"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n## apply: kubectl patch deployment.apps/web --type=strategic "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n#           command: [\"/zerodrop\", \"copy-self\", \"/target\"]\n"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace

@@ -119,6 +119,39 @@ TEST(Output, JsonHasEveryFieldOfAFinding) {
   EXPECT_EQ(doc["summary"]["holes"]["readiness-lies"], 1);
 }
 
+// The finding lines are written by hand, byte for byte as nlohmann::json would dump them.
+TEST(Output, JsonFindingLinesAreWhatNlohmannDumps) {
+  Finding f;
+  f.rule = id::kPreStopMissing;
+  f.hole = record::Hole::deregistration_race;
+  f.object = {"Deployment", "shop", "web", "app"};
+  f.file = "dir/a \"b\".yaml";
+  f.mark = {12, 7};
+  f.message = "quote \" backslash \\ \b\f\n\r\t \x01\x1f\x7f é ✓ / end";
+  f.fix = "";
+  std::ostringstream out;
+  auto sink = json_sink(out);
+  sink->problem(f);
+  f.hole.reset();
+  sink->problem(f);
+  sink->finish(Summary{});
+  std::istringstream lines(out.str());
+  std::vector<std::string> found;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("    {")) {
+      found.push_back(line.substr(4, line.back() == ',' ? line.size() - 5 : std::string::npos));
+    }
+  }
+  ASSERT_EQ(found.size(), 2u) << out.str();
+  for (const std::string& line : found) {
+    EXPECT_EQ(line, nlohmann::json::parse(line).dump());
+  }
+  auto doc = nlohmann::json::parse(out.str());
+  EXPECT_EQ(doc["findings"][0]["message"], f.message);
+  EXPECT_EQ(doc["findings"][0]["hole"], "deregistration-race");
+  EXPECT_TRUE(doc["findings"][1]["hole"].is_null());
+}
+
 TEST(Output, GithubAnnotationsEscapeTheirProperties) {
   kube::Loaded loaded = kube::load_text("a: [\n", "dir/a,b.yaml");
   Report r = audit_objects({}, loaded.problems, {});

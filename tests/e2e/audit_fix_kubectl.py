@@ -8,6 +8,9 @@ Usage: audit_fix_kubectl.py KUBECTL PATCHES OUT_DIR ROOT
            and the new objects added (a List, for a second audit), OUT_DIR/closes.json what each
            workload's patch says it closes
   ROOT     the file or folder the audit read (workload documents name their file as given)
+An advice document ("## zerodrop --fix advice", Kubernetes < 1.30: the init container that copies
+zerodrop in) is made a patch as it says (`sed 's/^# //'`, ZERODROP_IMAGE set) and applied to the
+object its workload's patch produced; OUT_DIR/advised.json lists the objects it gave.
 Prints "checked N patches (kinds: …)" on success."""
 import concurrent.futures
 import copy
@@ -22,6 +25,8 @@ HEAD = re.compile(r"^# zerodrop --fix: (\S+) (\S+) \((.+):(\d+)\)$")
 APPLY = re.compile(r"^# apply: kubectl patch ([^/ ]+)/(\S+)(?: -n (\S+))? --type=(\w+) "
                    r"--patch-file=FILE$")
 NEW = re.compile(r"^# apply: kubectl apply -f FILE$")
+ADVICE_APPLY = re.compile(r"^## apply: kubectl patch ([^/ ]+)/(\S+)(?: -n (\S+))? --type=(\w+) "
+                          r"--patch-file=FILE$")
 
 
 def kubectl(*args):
@@ -116,8 +121,17 @@ def main():
     jobs = []
     new_docs = []  # the objects to add, read by one kubectl after the loop
     closes = []
+    advice = []
     for n, doc in enumerate(documents(open(PATCHES).read())):
         lines = doc.splitlines()
+        if lines and lines[0].startswith("## zerodrop --fix advice: "):
+            apply = [m for m in map(ADVICE_APPLY.match, lines) if m]
+            if len(apply) != 1:
+                sys.exit(f"FAIL: advice {n} has no single '## apply: kubectl patch' line:\n{doc}")
+            body = "".join(line[2:] + "\n" for line in lines if line.startswith("# "))
+            advice.append((n, apply[0].groups(),
+                           body.replace("ZERODROP_IMAGE", "registry.example/zerodrop:0.1.0")))
+            continue
         if all(not line.strip() or line.startswith("#") for line in lines):
             continue  # "nothing to patch" notes
         if any(NEW.match(line) for line in lines):
@@ -181,12 +195,33 @@ def main():
                 after = [patched[id(o)] if (resource(a), a["metadata"].get("name"),
                                             a["metadata"].get("namespace")) == key else a
                          for a in after]
+    advised = []
+    for n, (res, name, ns, kind), body in advice:  # after the workload's own patch
+        targets = [k for k, o in enumerate(after) if matches(o, res, name, ns)]
+        if not targets:
+            sys.exit(f"FAIL: advice {n}: no {res}/{name} (namespace {ns}) in the input")
+        patch = os.path.join(OUT, f"advice-{n}.yaml")
+        with open(patch, "w") as fh:
+            fh.write(body)
+        for k in targets:
+            obj = os.path.join(OUT, f"advised-{n}-{k}.json")
+            with open(obj, "w") as fh:
+                json.dump(after[k], fh)
+            r = kubectl("patch", "--local", "-f", obj, f"--type={kind}", "--patch-file", patch,
+                        "-o", "json")
+            if r.returncode != 0:
+                sys.exit(f"FAIL: kubectl refused advice {n} ({res}, --type={kind}): "
+                         f"{r.stderr.strip()}\n{body}")
+            advised.append(json.loads(r.stdout))
+    with open(os.path.join(OUT, "advised.json"), "w") as fh:
+        json.dump(advised, fh)
     with open(os.path.join(OUT, "after.json"), "w") as fh:
         json.dump({"apiVersion": "v1", "kind": "List", "items": after}, fh)
     with open(os.path.join(OUT, "closes.json"), "w") as fh:
         json.dump(closes, fh)
     kinds = sorted({f"{job[3]} ({job[2]})" for job in jobs})
-    print(f"checked {len(jobs)} patches (kinds: {', '.join(kinds)})")
+    print(f"checked {len(jobs)} patches (kinds: {', '.join(kinds)})"
+          + (f", {len(advised)} advised objects" if advised else ""))
 
 
 main()

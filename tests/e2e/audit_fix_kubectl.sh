@@ -99,6 +99,7 @@ spec:
     metadata: {labels: {app: checkout}}
     spec:
       terminationGracePeriodSeconds: 10
+      volumes: [{name: cache, emptyDir: {}}]
       initContainers:
         - {name: migrate, image: registry.example/migrate:1}
         - name: proxy
@@ -112,6 +113,7 @@ spec:
         - name: server
           image: gcr.io/distroless/static-debian12:nonroot
           ports: [{name: grpc, containerPort: 5050}]
+          volumeMounts: [{name: cache, mountPath: /cache}]
           lifecycle:
             postStart: {exec: {command: [/server, warm]}}
             preStop:
@@ -207,6 +209,48 @@ for w in json.load(open(sys.argv[2])):
         checked += 1
 assert checked >= 15, checked
 print(f"audit_fix_kubectl: {checked} closed findings gone after the patches")
+PY
+
+# Kubernetes 1.29 has no native sleep: each workload whose preStop becomes an exec sleep gets
+# the advice that copies zerodrop in. Made a patch as it says (sed, the image set), kubectl
+# applies it after the workload's own patch; the pod then has the emptyDir, the init container
+# running copy-self into it, and each such container mounting it and sleeping with it, while
+# what it had (volumes, init containers, mounts) stays.
+expect_exit 1 "$ZERODROP" audit --fix --k8s-version 1.29 kinds.yaml
+cp out old-fixes.yaml
+expect_grep "^## zerodrop --fix advice: Rollout checkout: " old-fixes.yaml
+mkdir old
+python3 "$HELPER" "$KUBECTL" old-fixes.yaml old kinds.yaml > old/summary || fail "see above"
+cat old/summary
+python3 - old/advised.json <<'PY' || fail "the copy-in advice does not wire zerodrop in"
+import json, sys
+advised = json.load(open(sys.argv[1]))
+names = sorted(f'{o["kind"]}/{o["metadata"]["name"]}' for o in advised)
+assert {"Rollout/checkout", "Deployment/web", "StatefulSet/db"} <= set(names), names
+for o in advised:
+    spec = o["spec"] if o["kind"] == "Pod" else o["spec"]["template"]["spec"]
+    assert [v["name"] for v in spec["volumes"]].count("zerodrop") == 1, spec
+    copy = [c for c in spec["initContainers"] if c["name"] == "zerodrop-copy"]
+    assert len(copy) == 1, spec
+    assert copy[0]["command"] == ["/zerodrop", "copy-self", "/target"], copy
+    assert copy[0]["image"] == "registry.example/zerodrop:0.1.0", copy
+    assert copy[0]["volumeMounts"] == [{"name": "zerodrop", "mountPath": "/target"}], copy
+    pods = spec["containers"] + spec["initContainers"]
+    sleepers = [c for c in pods
+                if c.get("lifecycle", {}).get("preStop", {}).get("exec", {}).get("command")
+                == ["/zerodrop/zerodrop", "sleep", "5"]]
+    assert sleepers, spec
+    for c in sleepers:
+        assert {"name": "zerodrop", "mountPath": "/zerodrop"} in c["volumeMounts"], c
+ro = next(o for o in advised if o["metadata"]["name"] == "checkout")
+spec = ro["spec"]["template"]["spec"]
+assert [c["name"] for c in spec["initContainers"]] == ["migrate", "proxy", "zerodrop-copy"], spec
+assert [v["name"] for v in spec["volumes"]] == ["cache", "zerodrop"], spec
+server = spec["containers"][1]
+assert server["image"] == "gcr.io/distroless/static-debian12:nonroot", server
+assert [m["name"] for m in server["volumeMounts"]] == ["cache", "zerodrop"], server
+assert server["lifecycle"]["postStart"] == {"exec": {"command": ["/server", "warm"]}}, server
+print(f"audit_fix_kubectl: copy-in advice applied to {len(advised)} objects ({', '.join(names)})")
 PY
 
 # Every project of the evaluation set: every patch the audit emits, kubectl accepts.
