@@ -99,10 +99,10 @@ std::string summary_of(const Coverage& c) {
   for (const PodCoverage& p : c.pods) {
     stop_requests += p.stop_requests;
   }
-  std::string windows = shortest->stop_window() == longest->stop_window()
-                            ? duration_text(shortest->stop_window())
-                            : duration_text(shortest->stop_window()) + "–"
-                                  + duration_text(longest->stop_window());
+  std::string windows =
+      shortest->stop_window() == longest->stop_window()
+          ? duration_text(shortest->stop_window())
+          : duration_text(shortest->stop_window()) + "–" + duration_text(longest->stop_window());
   return fmt::format(
       "{} termination{}, stop windows (signal → exit) {}: {} request{} in flight at the signals "
       "and {} sent within the windows; {}",

@@ -46,9 +46,10 @@ const Container& serving_container(const Workload& w, std::string_view name) {
 
 void require_rolling_update(const Workload& w) {
   if (w.runs_to_completion()) {
-    throw Error(fmt::format("{}: {} runs to completion and is never rolled; lab and sim roll a "
-                            "Deployment, StatefulSet, DaemonSet or Rollout",
-                            where(w.meta.file, w.meta.marks.self), named(w)));
+    throw Error(
+        fmt::format("{}: {} runs to completion and is never rolled; lab and sim roll a "
+                    "Deployment, StatefulSet, DaemonSet or Rollout",
+                    where(w.meta.file, w.meta.marks.self), named(w)));
   }
   const Strategy& s = w.strategy;
   if (s.type == "Recreate" || s.type == "OnDelete") {

@@ -137,7 +137,8 @@ std::string_view to_string(WorkloadKind kind);
 
 // Reads the first workload in a file ("-" = stdin), for `lab -f` and `sim -f`: the first one that
 // is rolled (a chart's migration Job before its Deployment is skipped); a Job or CronJob only
-// when the file holds nothing else. Returns nullopt when the file holds no workload. Throws Error "file:line:col: message" on unreadable or invalid input.
+// when the file holds nothing else. Returns nullopt when the file holds no workload. Throws Error
+// "file:line:col: message" on unreadable or invalid input.
 std::optional<Workload> first_workload(const std::string& path_or_dash);
 
 }  // namespace zerodrop::kube

@@ -328,7 +328,8 @@ Pod::~Pod() {
   *impl_->alive = false;
   impl_->on_change = nullptr;  // the owner is going away too
   if (impl_->process) {
-    kill_now(std::string(record::kEndOfRunKill));  // the diagnosis tells this kill from a grace kill
+    // The diagnosis tells this kill from a grace kill by its detail.
+    kill_now(std::string(record::kEndOfRunKill));
   }
 }
 

@@ -29,11 +29,10 @@ std::string run_line(size_t i, int runs, uint64_t seed, const diagnose::Diagnosi
                           : fmt::format("FAIL {} of {} failed: {}", d.totals.failed,
                                         d.totals.requests, holes_of(d));
   const diagnose::Coverage& c = d.coverage;
-  std::string race =
-      c.race_windows == record::Micros{0}
-          ? "no router sent a stopping pod new connections"
-          : fmt::format("{} new connection{} in the race windows (P(none) = {:.2g})", c.race_fresh,
-                        c.race_fresh == 1 ? "" : "s", c.race_miss);
+  std::string race = c.race_windows == record::Micros{0}
+                         ? "no router sent a stopping pod new connections"
+                         : fmt::format("{} new connection{} in the race windows (P(none) = {:.2g})",
+                                       c.race_fresh, c.race_fresh == 1 ? "" : "s", c.race_miss);
   return fmt::format("run {}/{} (seed {}): {}; {} — {}\n", i, runs, seed, what, race, dir);
 }
 

@@ -46,7 +46,9 @@ void run_workers(const std::vector<std::unique_ptr<Worker>>& workers) {
 
 }  // namespace
 
-void check(const Options& options) { make_plan(options); }
+void check(const Options& options) {
+  make_plan(options);
+}
 
 Summary run(const Options& options, const Hooks& hooks) {
   // Validate and resolve everything before the first request: errors are Error, not outcomes.

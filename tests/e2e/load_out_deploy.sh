@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `zerodrop load --out DIR` during a deploy done by hand (here: the server stopped, then started
-# again on its port), then `zerodrop report DIR`: the run folder holds the requests and the
+# again on its port; the load runs long enough for a busy machine's slow restart of the server to
+# leave ok seconds after it), then `zerodrop report DIR`: the run folder holds the requests and the
 # disruption, the report draws them over time and names no hole it has no pod events for.
 source "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || skip "python3 is not installed (scripts/setup.sh test)"
@@ -9,7 +10,7 @@ port=$(free_port)
 start_tls_server "$port" - -
 server=$!
 run="$WORK/run"
-"$ZERODROP" load "http://127.0.0.1:$port/" --rate 100 --duration 6s --connections 8 \
+"$ZERODROP" load "http://127.0.0.1:$port/" --rate 100 --duration 10s --connections 8 \
   --out "$run" >"$WORK/load.out" 2>"$WORK/load.err" &
 load=$!
 # Requests flow to disk as they finish (the folder is streamed, not kept in memory).

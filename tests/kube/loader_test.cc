@@ -1,5 +1,4 @@
 #include "kube/loader.h"
-#include "kube/serving.h"
 
 #include <chrono>
 #include <filesystem>
@@ -10,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "kube/serving.h"
 
 namespace zerodrop::kube {
 namespace {
