@@ -35,7 +35,7 @@ expect_grep "^zerodrop: error: cannot write in $WORK/readonly: Permission denied
 [ -z "$(ls -A "$WORK/readonly")" ] || fail "a failed copy left files behind"
 
 # FROM scratch: no /proc, no cp, no shell; the copy is found from the path it was started by.
-if readelf -l "$ZERODROP" 2>/dev/null | grep -q "Requesting program interpreter"; then
+if readelf -l "$ZERODROP" 2>/dev/null | grep -c "Requesting program interpreter" >/dev/null; then
   echo "note: this zerodrop is dynamically linked (a sanitizer build); the empty root is checked"
   echo "      on the static optimised build"
   echo "ok: copy-self copies whole, replaces, runs sleep 0, names the folder it cannot use"

@@ -10,7 +10,7 @@ prefix="$WORK/prefix"
 cmake --install "$BUILD_DIR" --component lifecycle --prefix "$prefix" >"$WORK/install.log"
 [ -f "$prefix/include/zerodrop/lifecycle.h" ] || fail "headers not installed: $(cat "$WORK/install.log")"
 [ -f "$prefix/share/zerodrop/cmake/zerodropConfig.cmake" ] || fail "package config not installed"
-! find "$prefix" -name 'zerodrop' -type f | grep -q . || fail "the lifecycle component installed the zerodrop binary"
+! find "$prefix" -name 'zerodrop' -type f | grep -c . >/dev/null || fail "the lifecycle component installed the zerodrop binary"
 ! grep -rq '"base/\|"record/\|fmt/' "$prefix/include" || fail "public headers include project or fmt headers"
 
 mkdir -p "$WORK/consumer"

@@ -22,7 +22,7 @@ expect_exit 0 "$SLEEP_BIN" 0.05
 expect_exit 2 "$SLEEP_BIN" -1
 expect_grep "zerodrop-sleep: error: expected one duration" "$WORK/err"
 
-is_static() { ! readelf -l "$1" 2>/dev/null | grep -q "Requesting program interpreter"; }
+is_static() { ! readelf -l "$1" 2>/dev/null | grep -c "Requesting program interpreter" >/dev/null; }
 is_static "$SLEEP_BIN" || fail "zerodrop-sleep is dynamically linked"
 
 # An empty root: chroot needs root; otherwise a user namespace may allow it.
