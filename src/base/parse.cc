@@ -14,8 +14,8 @@ namespace zerodrop {
 double parse_number(std::string_view text, std::string_view what) {
   double value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
-      !std::isfinite(value)) {
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()
+      || !std::isfinite(value)) {
     throw Error(fmt::format("{}: expected a number, got '{}'", what, text));
   }
   return value;

@@ -18,9 +18,8 @@ namespace {
 
 using record::Hole;
 
-constexpr auto kStateNames = std::to_array<std::string_view>({
-    "unknown", "starting", "warming", "serving", "prestop", "after_signal", "exited", "killed",
-});
+constexpr auto kStateNames = std::to_array<std::string_view>(
+    {"unknown", "starting", "warming", "serving", "prestop", "after_signal", "exited", "killed"});
 static_assert(kStateNames.size() == static_cast<size_t>(BackendState::killed) + 1);
 
 constexpr auto kPhaseNames = std::to_array<std::string_view>(

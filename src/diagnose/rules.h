@@ -11,9 +11,9 @@ namespace zerodrop::diagnose {
 
 // What the rules and evidence need beyond the events: scenario settings and the drain measured.
 struct RuleContext {
-  std::optional<int> replicas;  // the scenario's replica count, when known
+  std::optional<int> replicas;                 // the scenario's replica count, when known
   std::optional<record::Readiness> readiness;  // the scenario's readiness probe
-  std::string drain_evidence;   // where the longest drain was measured
+  std::string drain_evidence;                  // where the longest drain was measured
   std::string version_a, version_b;  // the two versions' commands, when the run rolled A to B
 };
 

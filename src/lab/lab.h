@@ -31,8 +31,8 @@ struct Options {
   int replicas = 3;
   IntOrPercent max_surge = IntOrPercent::percent(25);        // of replicas, rounded up
   IntOrPercent max_unavailable = IntOrPercent::percent(25);  // of replicas, rounded down
-  Duration min_ready{0};                // minReadySeconds
-  int nodes = 3;                        // routers
+  Duration min_ready{0};                                     // minReadySeconds
+  int nodes = 3;                                             // routers
   DelayDistribution propagation = DelayDistribution::fixed(std::chrono::seconds(1));
   uint64_t seed = 1;
   Dataplane dataplane = Dataplane::l4;

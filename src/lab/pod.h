@@ -28,15 +28,15 @@ struct PodSpec {
   std::vector<std::string> command;  // {port}, {ip}, {name} are replaced
   // Set on top of PORT, POD_IP and POD_NAME (the manifest's env, the database's PG* variables).
   std::vector<std::pair<std::string, std::string>> env;
-  std::string version;               // "A" or "B" when the lab rolls one version to another
-  uint16_t port = 0;                 // 0 = each pod gets its own free port
+  std::string version;  // "A" or "B" when the lab rolls one version to another
+  uint16_t port = 0;    // 0 = each pod gets its own free port
   HookSpec prestop;
   Duration grace = std::chrono::seconds(30);
   int stop_signal = SIGTERM;
   ProbeSpec readiness;
   ProbeSpec liveness;
   Duration minimum_stop_grace = kube::kMinimumStopGrace;  // kubelet's 2 s; tests may not change it
-  Duration restart_backoff = std::chrono::seconds(1);  // first restart delay, doubled up to 10 s
+  Duration restart_backoff = std::chrono::seconds(1);     // first restart delay, doubled up to 10 s
   // PID 1 of its own PID namespace (as in a container) or a process group (see Isolation).
   Isolation isolation = Isolation::process_group;
   ProcessWatch* processes = nullptr;  // when set, records every exit of the pod's processes

@@ -151,12 +151,12 @@ struct RequestRecord {
   bool failed = false;  // the outcome counts as a failure under the run's --ok-status
   int status = 0;       // HTTP status, 0 when none was received
   Connection connection = Connection::fresh;
-  uint32_t target = 0;      // index of the target (URL) it was sent to
-  uint16_t local_port = 0;  // the client's source port: lets a proxy (the lab's l4 router) that
-                            // saw the connection join its backend choice to this record
-  std::string router;       // the router (node) it went through, when known
-  std::string backend;      // the pod that answered or that the router chose, when known
-  std::string error;        // the system's words for a transport failure ("connection refused")
+  uint32_t target = 0;       // index of the target (URL) it was sent to
+  uint16_t local_port = 0;   // the client's source port: lets a proxy (the lab's l4 router) that
+                             // saw the connection join its backend choice to this record
+  std::string router;        // the router (node) it went through, when known
+  std::string backend;       // the pod that answered or that the router chose, when known
+  std::string error;         // the system's words for a transport failure ("connection refused")
   std::string router_error;  // why the router answered itself (502/503/504), in
                              // http::ProxyFailure's words ("upstream_timeout"); empty otherwise
   std::string body;  // an error response's (status >= 400) first bytes, printable ASCII only
