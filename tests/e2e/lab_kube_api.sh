@@ -23,11 +23,7 @@ timeout 180 "$ZERODROP" lab --kube-api --action none --replicas 2 --nodes 2 --pr
   --readiness-period 100ms --readiness-failure 1 --grace 10s --out "$RUN" \
   -- "$EXAMPLES/naive" --host '{ip}' --port '{port}' >"$WORK/lab.out" 2>"$WORK/lab.err" &
 LAB=$!
-for _ in $(seq 300); do
-  grep -q 'Kubernetes API at' "$WORK/lab.err" 2>/dev/null && break
-  kill -0 "$LAB" 2>/dev/null || { cat "$WORK/lab.err"; fail "the lab ended before serving"; }
-  sleep 0.1
-done
+wait_for_kube_api "$LAB" "$WORK/lab.err"
 export KUBECONFIG="$RUN/kubeconfig"
 [ -f "$KUBECONFIG" ] || { cat "$WORK/lab.err"; fail "no kubeconfig in the run folder"; }
 [ "$(stat -c %a "$KUBECONFIG")" = 600 ] || fail "the kubeconfig is readable by others"

@@ -19,11 +19,7 @@ timeout 180 "$ZERODROP" lab --kube-api --action none --replicas 2 --nodes 3 --pr
   --readiness-period 100ms --readiness-failure 1 --grace 10s --out "$RUN" \
   -- "$EXAMPLES/naive" --host '{ip}' --port '{port}' >"$WORK/lab.out" 2>"$WORK/lab.err" &
 LAB=$!
-for _ in $(seq 300); do
-  grep -q 'Kubernetes API at' "$WORK/lab.err" 2>/dev/null && break
-  kill -0 "$LAB" 2>/dev/null || { cat "$WORK/lab.err"; fail "the lab ended before serving"; }
-  sleep 0.1
-done
+wait_for_kube_api "$LAB" "$WORK/lab.err"
 export KUBECONFIG="$RUN/kubeconfig"
 
 # Watch from the first object on; the lab's exit ends the streams.

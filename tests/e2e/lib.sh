@@ -44,6 +44,16 @@ make_cert() {  # make_cert NAME SAN: a self-signed certificate and key in $WORK/
     -keyout "$WORK/$1.key" -out "$WORK/$1.pem" -subj "/CN=$1" -addext "subjectAltName=$2" \
     2>"$WORK/openssl.err" || { cat "$WORK/openssl.err"; fail "openssl could not make a certificate"; }
 }
+# wait_for_kube_api PID STDERR: until `lab --kube-api` (PID, its stderr in STDERR) says where it
+# serves; fails with that stderr when the lab ends first.
+wait_for_kube_api() {
+  for _ in $(seq 300); do
+    grep -q 'Kubernetes API at' "$2" 2>/dev/null && return 0
+    kill -0 "$1" 2>/dev/null || { cat "$2"; fail "the lab ended before serving"; }
+    sleep 0.1
+  done
+}
+
 start_tls_server() {  # start_tls_server PORT CERT KEY: tls_server.py ("-" "-": plain http)
   python3 "$SOURCE_DIR/tests/e2e/tls_server.py" "$@" >"$WORK/server-$1.log" 2>&1 &
   for _ in $(seq 100); do grep -q listening "$WORK/server-$1.log" && return 0; sleep 0.05; done

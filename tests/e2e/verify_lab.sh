@@ -32,11 +32,7 @@ verify_lab() {
     --out "$run" "${lab_flags[@]}" -- "$EXAMPLES/$example" --host '{ip}' --port '{port}' \
     "${app_flags[@]}" >"$WORK/$name-lab.out" 2>"$WORK/$name-lab.err" &
   local lab=$!
-  for _ in $(seq 300); do
-    grep -q 'Kubernetes API at' "$WORK/$name-lab.err" 2>/dev/null && break
-    kill -0 "$lab" 2>/dev/null || { cat "$WORK/$name-lab.err"; fail "the lab ended before serving"; }
-    sleep 0.1
-  done
+  wait_for_kube_api "$lab" "$WORK/$name-lab.err"
   local kc="$run/kubeconfig"
   [ -f "$kc" ] || { cat "$WORK/$name-lab.err"; fail "no kubeconfig in the lab's run folder"; }
   verify_rc=0
