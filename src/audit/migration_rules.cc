@@ -41,6 +41,9 @@ public:
     }
     if (kind == "CreateStmt") {
       create_table(*body);
+    } else if (kind == "CreateTableAsStmt" && body->value("objtype", "") == "OBJECT_TABLE") {
+      const json into = body->value("into", json::object());
+      context_.created_tables.insert(table_name(into.value("rel", json::object())));
     } else if (kind == "ViewStmt") {
       // A view under a renamed table's old name keeps the running version working.
       context_.created_tables.insert(table_name(body->value("view", json::object())));

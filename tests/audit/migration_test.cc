@@ -197,6 +197,9 @@ TEST(Migration, ATableSwapKeepsTheNameTheRunningVersionUses) {
             Rules{});
   EXPECT_EQ(rules_of("ALTER TABLE t RENAME TO t2; DROP TABLE t2;"), Rules{"sql-rename-table"});
   EXPECT_EQ(rules_of("ALTER TABLE t RENAME TO t2; CREATE VIEW t AS SELECT * FROM t2;"), Rules{});
+  EXPECT_EQ(rules_of("ALTER TABLE t RENAME TO t2; CREATE TABLE t AS SELECT id FROM t2;"
+                     "ALTER TABLE t ALTER COLUMN id SET NOT NULL;"),
+            Rules{});
   // The backup of a swap may be dropped by a later release; a renamed table that the new
   // version reads may not.
   SchemaHistory history;
