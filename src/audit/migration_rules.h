@@ -24,7 +24,7 @@ struct Statement {
 // (CREATE TABLE, RENAME TO), on which nothing is flagged (no running version reads a table that
 // did not exist before this migration). `history`: column types from every file read so far.
 struct MigrationContext {
-  std::set<std::string, std::less<>> created_tables;  // "schema.table" or "table"
+  std::set<std::string, std::less<>> created_tables;                // "schema.table" or "table"
   std::vector<std::pair<std::string, std::string>> renamed_tables;  // old, new
   SchemaHistory& history;
 };
