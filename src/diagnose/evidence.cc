@@ -332,9 +332,9 @@ std::string schema_evidence(const Group& g, const Facts& facts, const RuleContex
   for (auto [failed, version, body] : {std::tuple{!old_pods.empty(), "A", &old_body},
                                        std::tuple{!new_pods.empty(), "B", &new_body}}) {
     if (failed && !body->empty()) {
-      said += fmt::format("; {} answered: \"{}\"", both ? fmt::format("version {}", version)
-                                                        : std::string("the app"),
-                          *body);
+      said +=
+          fmt::format("; {} answered: \"{}\"",
+                      both ? fmt::format("version {}", version) : std::string("the app"), *body);
     }
   }
   if (said.empty()) {
