@@ -251,12 +251,13 @@ std::optional<RequestDiagnosis> connection_rule(const Case& c) {
   // was its own doing, however soon it then exited (node's server.close()).
   bool idle = *fate == BackendFate::idle_closed;
   // A process that died of a signal had no handler for it: after that signal it closed nothing
-  // itself, whatever the lag before its exit was recorded.
-  // Exit status 128 + the stop signal is that death as PID 1 reports it (a handler that re-raised
-  // the signal, which the kernel drops for PID 1, then exited as a shell reports it).
-  bool died_of_signal =
-      c.life.exit_signal.has_value()
-      || (c.life.exit_code && c.life.stop_signal && *c.life.exit_code == 128 + *c.life.stop_signal);
+  // itself, whatever the lag before its exit was recorded. Not so the lab's SIGKILL (at grace or
+  // at the run's end): until it came the process ran its own shutdown. Exit status 128 + the stop
+  // signal is that death as PID 1 reports it (a handler that re-raised the signal, which the
+  // kernel drops for PID 1, then exited as a shell reports it).
+  std::optional<int> stop = c.life.stop_signal;
+  bool died_of_signal = (c.life.exit_signal && (*c.life.exit_signal != SIGKILL || stop == SIGKILL))
+                        || (c.life.exit_code && stop && *c.life.exit_code == 128 + *stop);
   bool at_exit = c.life.exited
                  && ((at + kTolerance >= *c.life.exited && !idle)
                      || (died_of_signal && at + kTolerance >= stop_time(c.life)));

@@ -162,6 +162,38 @@ TEST(DiagnoseConnection, TheSameEventGetsTheSameHoleWhateverItsNeighbours) {
   }
 }
 
+// gunicorn closes its listener 2 s after SIGTERM (the connections in its accept queue are reset)
+// and, on a busy machine, is SIGKILLed at grace 3 s later, or exits in time: the same event gets
+// the same hole. Only a death by the stop signal itself (no handler) makes later closes "at exit".
+TEST(DiagnoseConnection, ABacklogResetIsTheSameHoleWhetherTheGraceKillCameLaterOrNot) {
+  for (bool killed : {true, false}) {
+    RunBuilder b = deleted_at_4(SIGTERM, 5.0);
+    b.request(4.5, 6.0, Outcome::reset_before_response, Connection::fresh, "node-1", "web-0");
+    b.fate(BackendFate::reset, 6.0);
+    record::RunRecord run = b.build();
+    for (record::Event& e : run.events) {
+      if (killed && e.kind == EventKind::pod_exited) {
+        e.exit_code.reset();
+        e.signal = SIGKILL;
+      }
+    }
+    if (killed) {
+      record::Event kill;
+      kill.t = testing::at(9.0);
+      kill.kind = EventKind::signal_sent;
+      kill.pod = "web-0";
+      kill.signal = SIGKILL;
+      run.events.push_back(kill);
+    }
+    Diagnosis d = diagnose(run, Options{});
+    ASSERT_EQ(d.failures.size(), 1u);
+    EXPECT_EQ(d.failures[0].hole, Hole::deregistration_race) << killed << d.failures[0].reason;
+    EXPECT_EQ(d.failures[0].reason,
+              "new connection accepted by pod web-0, then reset at 6.00 s (2.00 s after its "
+              "SIGTERM) before any response: it had stopped taking connections");
+  }
+}
+
 // The l4 router binds a new connection at its accept; on a busy machine the client writes its
 // request later. Bound before the router applied the termination, it went to the old pod rightly
 // however late it was sent: the deregistration race, not a router that ignored its update.
