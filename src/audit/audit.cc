@@ -15,6 +15,7 @@
 #include "audit/rules.h"
 #include "base/error.h"
 #include "base/exit_code.h"
+#include "base/huge_pages.h"
 
 namespace zerodrop::audit {
 namespace {
@@ -207,6 +208,8 @@ Summary audit_stream(const Options& options, Sink& sink) {
     return summary;
   }
   std::vector<std::string> files = kube::expand_paths(inputs.manifests);
+  // A large file's objects are held at once: tens of megabytes of small allocations.
+  enable_huge_heap();
   // Calls fn(text) with a file's text. Stdin and pipes (`<(helm template …)`) cannot be read
   // twice: their text is kept for the second pass.
   std::map<std::string, kube::FileText> streams;

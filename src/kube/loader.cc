@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/huge_pages.h"
 #include "kube/text_input.h"
 #include "kube/workload_reader.h"
 
@@ -286,12 +287,14 @@ Loaded load_text(std::string_view text, const std::string& file, const LoadLimit
     // About one object per document: growing the vector would move every object (~700 bytes
     // each) a second time and touch twice the memory.
     out.objects.reserve(chunks.size());
+    note_heap_growth();
   }
   for (size_t i = 0; i < chunks.size(); ++i) {
     const Chunk& chunk = chunks[i];
     if (!filter || filter(static_cast<int>(i), chunk.owned.empty() ? chunk.text : chunk.owned)) {
       load_chunk(chunk, file, limits, out);
       out.document_of.resize(out.objects.size(), static_cast<int>(i));
+      note_heap_growth();
     }
   }
   return out;
@@ -308,10 +311,21 @@ FileText read_file(const std::string& path, const LoadLimits& limits) {
   std::ifstream file;
   std::istream* in = &std::cin;
   std::error_code ec;
-  if (path != "-" && fs::is_regular_file(path, ec)
-      && static_cast<int64_t>(fs::file_size(path, ec)) > limits.max_file_bytes && !ec) {
-    return problem(  // known from its size: not read at all
-        fmt::format("larger than the limit of {} bytes; not read", limits.max_file_bytes));
+  int64_t size = -1;
+  if (path != "-" && fs::is_regular_file(path, ec)) {
+    size = static_cast<int64_t>(fs::file_size(path, ec));
+    if (ec) {
+      size = -1;
+    } else if (size > limits.max_file_bytes) {
+      return problem(  // known from its size: not read at all
+          fmt::format("larger than the limit of {} bytes; not read", limits.max_file_bytes));
+    }
+  }
+  if (size > 0) {
+    // One buffer of the final size: growing it 64 KiB at a time would copy a 30 MiB file
+    // several times and touch twice its memory.
+    out.text.reserve(static_cast<size_t>(size));
+    note_heap_growth();
   }
   if (path != "-") {
     file.open(path, std::ios::binary);

@@ -216,27 +216,35 @@ void YamlDocument::parse(std::string_view text) {
 void check_unique_keys(const YamlNode& map) {
   // YAML forbids a key twice in one mapping, and kubectl rejects it ("mapping key already
   // defined"); reading either value silently would audit something kubectl never applies. The
-  // merge key "<<" may repeat. Mappings are small: pairwise up to 32 keys, sorted beyond.
-  std::vector<const YamlNode*> keys;
-  for (size_t i = 0; i < map.items.size(); i += 2) {
-    const YamlNode* k = map.items[i];
-    if (k->is_scalar() && !(k->plain && k->scalar == "<<")) {
-      keys.push_back(k);
-    }
-  }
+  // merge key "<<" may repeat. Mappings are small: pairwise up to 32 keys, in place (every mapping
+  // of every document passes here: no allocation), sorted beyond.
+  auto counted = [](const YamlNode* k) {
+    return k->is_scalar() && !(k->plain && k->scalar == "<<");
+  };
   auto duplicate = [](const YamlNode* k) {
     return YamlError{k->line, k->column,
                      "duplicate key '" + k->scalar + "' in one mapping (kubectl rejects it)"};
   };
-  if (keys.size() <= 32) {
-    for (size_t i = 1; i < keys.size(); ++i) {
-      for (size_t j = 0; j < i; ++j) {
-        if (keys[i]->scalar == keys[j]->scalar) {
-          throw duplicate(keys[i]);
+  size_t count = 0;
+  for (size_t i = 0; i < map.items.size(); i += 2) {
+    count += counted(map.items[i]) ? 1 : 0;
+  }
+  if (count <= 32) {
+    for (size_t i = 2; i < map.items.size(); i += 2) {
+      const YamlNode* k = map.items[i];
+      for (size_t j = 0; j < i && counted(k); j += 2) {
+        if (counted(map.items[j]) && map.items[j]->scalar == k->scalar) {
+          throw duplicate(k);
         }
       }
     }
     return;
+  }
+  std::vector<const YamlNode*> keys;
+  for (size_t i = 0; i < map.items.size(); i += 2) {
+    if (counted(map.items[i])) {
+      keys.push_back(map.items[i]);
+    }
   }
   std::stable_sort(keys.begin(), keys.end(),
                    [](const YamlNode* a, const YamlNode* b) { return a->scalar < b->scalar; });
