@@ -1,0 +1,374 @@
+// Asio trips -Wnull-dereference at -O2 (false positives inside io_context; GCC 12).
+#pragma GCC diagnostic ignored "-Wnull-dereference"
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include <boost/asio.hpp>
+#include <fmt/format.h>
+
+#include "base/error.h"
+#include "base/subprocess.h"
+#include "http/proxy_failure.h"
+#include "lab/ingress.h"
+#include "lab/lab.h"
+#include "lab/migration.h"
+#include "lab/recorder.h"
+
+namespace zerodrop::lab {
+namespace {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+constexpr Duration kIngressStartTimeout = 10s;  // the program's first answer on its control socket
+constexpr Duration kIngressApplyTimeout = 10s;  // a reload's new workers, or one runtime API answer
+constexpr auto kReloadPollInterval = 2ms;       // while waiting for a reload to finish
+constexpr size_t kMaxSocketPath = 100;          // sockaddr_un's sun_path, with room to spare
+
+// Sends `request` on the unix socket `path` and reads until the peer closes; nullopt when
+// nothing listens there (yet). Both programs close after one answer (HTTP/1.0, the runtime API's
+// non-interactive mode).
+std::optional<std::string> unix_exchange(const std::string& path, const std::string& request) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return std::nullopt;
+  }
+  timeval timeout{static_cast<time_t>(kIngressApplyTimeout / 1s), 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  path.copy(address.sun_path, sizeof address.sun_path - 1);
+  std::optional<std::string> answer;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0
+      && ::send(fd, request.data(), request.size(), MSG_NOSIGNAL)
+             == static_cast<ssize_t>(request.size())) {
+    answer.emplace();
+    char buffer[4096];
+    ssize_t n = 0;
+    while ((n = ::read(fd, buffer, sizeof buffer)) > 0) {
+      answer->append(buffer, static_cast<size_t>(n));
+    }
+  }
+  ::close(fd);
+  return answer;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::string next = path + ".next";
+  {
+    std::ofstream out(next, std::ios::trunc);
+    out << text;
+    if (!out.flush()) {
+      throw Error(fmt::format("cannot write {}", next));
+    }
+  }
+  fs::rename(next, path);  // the program never reads a half-written file
+}
+
+// One ingress program: started in its folder, then told of each new set of usable endpoints.
+class Driver {
+public:
+  virtual ~Driver() = default;
+  // Makes `usable` the program's endpoints; returns once the program really routes by them.
+  // False when it did not (the reason is in the controller's log).
+  virtual bool apply(const std::vector<const Endpoint*>& usable, const EndpointTable& table) = 0;
+};
+
+// Appends one line to the controller's log (DIR/controller.log): what was asked and answered.
+class ControllerLog {
+public:
+  explicit ControllerLog(const std::string& dir) : out_(dir + "/controller.log", std::ios::app) {}
+
+  void line(const std::string& text) { out_ << text << '\n' << std::flush; }
+
+private:
+  std::ofstream out_;
+};
+
+// Fails the start with the program's own last words when it exited or never answered.
+[[noreturn]] void not_started(Ingress ingress, Subprocess& process, const std::string& log) {
+  std::optional<ExitStatus> status = process.try_wait();
+  throw Error(fmt::format("--ingress {}: {}: {} (log {})", to_string(ingress),
+                          status ? status->describe() : "no answer on its control socket",
+                          last_line(log), log));
+}
+
+// Polls `control` until `done` holds for its answer, `process` exits or `limit` passes.
+bool wait_answer(const std::string& control, const std::string& request, Subprocess& process,
+                 const std::function<bool(const std::string&)>& done, Duration limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline && !process.try_wait()) {
+    std::optional<std::string> answer = unix_exchange(control, request);
+    if (answer && done(*answer)) {
+      return true;
+    }
+    std::this_thread::sleep_for(kReloadPollInterval);
+  }
+  return false;
+}
+
+// nginx as ingress-nginx reloads it: the whole config rewritten, SIGHUP to the master, which
+// starts new workers and tells the old ones to finish their connections and exit. The change is
+// applied when a request on the control socket is answered with the new generation: only the new
+// workers know it.
+class NginxDriver final : public Driver {
+public:
+  NginxDriver(const IngressSettings& settings, const std::string& binary)
+      : settings_(settings), log_(settings.dir) {
+    fs::create_directories(settings_.dir + "/tmp");
+    fs::remove(control());
+    write_file(conf(), nginx_config(settings_, {}, generation_));
+    std::string error_log = settings_.dir + "/error.log";
+    process_.emplace(Subprocess::spawn(
+        {{binary, "-p", settings_.dir, "-e", error_log, "-c", conf()}, {}, error_log, error_log}));
+    if (!wait_generation(kIngressStartTimeout)) {
+      not_started(Ingress::nginx, *process_, error_log);
+    }
+  }
+
+  ~NginxDriver() override {
+    process_.reset();  // SIGKILL to the master and every worker (one process group)
+    std::error_code ignored;
+    fs::remove(control(), ignored);
+    fs::remove(settings_.dir + "/nginx.pid", ignored);
+    fs::remove_all(settings_.dir + "/tmp", ignored);
+  }
+
+  bool apply(const std::vector<const Endpoint*>& usable, const EndpointTable&) override {
+    ++generation_;
+    write_file(conf(), nginx_config(settings_, usable, generation_));
+    ::kill(process_->pid(), SIGHUP);  // the master only: workers ignore SIGHUP anyway
+    bool ok = wait_generation(kIngressApplyTimeout);
+    log_.line(fmt::format("generation {}: {} endpoints, reload {}", generation_, usable.size(),
+                          ok ? "served by new workers" : "NOT finished (see error.log)"));
+    return ok;
+  }
+
+private:
+  std::string conf() const { return settings_.dir + "/nginx.conf"; }
+
+  std::string control() const { return settings_.dir + "/control.sock"; }
+
+  bool wait_generation(Duration limit) {
+    std::string body = fmt::format("\r\n\r\n{}\n", generation_);
+    return wait_answer(
+        control(), "GET / HTTP/1.0\r\n\r\n", *process_,
+        [&](const std::string& answer) { return answer.ends_with(body); }, limit);
+  }
+
+  IngressSettings settings_;
+  ControllerLog log_;
+  uint64_t generation_ = 0;
+  std::optional<Subprocess> process_;
+};
+
+// HAProxy as the HAProxy ingress controllers run it without reloads: one runtime API command per
+// server change. A change is applied when the API has answered each of its commands.
+class HaproxyDriver final : public Driver {
+public:
+  HaproxyDriver(const IngressSettings& settings, const std::string& binary)
+      : settings_(settings), log_(settings.dir) {
+    fs::remove(api());
+    write_file(conf(), haproxy_config(settings_));
+    std::string out = settings_.dir + "/haproxy.log";  // its access log and warnings
+    process_.emplace(Subprocess::spawn({{binary, "-db", "-f", conf()}, {}, out, out}));
+    if (!wait_answer(
+            api(), "show info\n", *process_,
+            [](const std::string& answer) { return answer.starts_with("Name: HAProxy"); },
+            kIngressStartTimeout)) {
+      not_started(Ingress::haproxy, *process_, out);
+    }
+  }
+
+  ~HaproxyDriver() override {
+    process_.reset();
+    std::error_code ignored;
+    fs::remove(api(), ignored);
+  }
+
+  bool apply(const std::vector<const Endpoint*>& usable, const EndpointTable& table) override {
+    bool ok = true;
+    for (const std::string& command : haproxy_commands(servers_, usable, table)) {
+      std::string answer = unix_exchange(api(), command + "\n").value_or("(no answer)");
+      log_.line(fmt::format("{} -> {}", command, trimmed(answer)));
+      if (command.starts_with("del server") && !answer.starts_with("Server deleted")) {
+        // Connections still attached: it stays in maint, and the next change deletes it.
+        servers_[command.substr(command.find('/') + 1)] = false;
+      } else if (!accepted(command, answer)) {
+        ok = false;
+      }
+    }
+    return ok;
+  }
+
+private:
+  std::string conf() const { return settings_.dir + "/haproxy.cfg"; }
+
+  std::string api() const { return settings_.dir + "/api.sock"; }
+
+  static std::string trimmed(std::string text) {
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) {
+      text.pop_back();
+    }
+    return text.empty() ? "ok" : text;
+  }
+
+  // `set server` answers nothing when it worked; `add server` says so.
+  static bool accepted(const std::string& command, const std::string& answer) {
+    if (command.starts_with("add server")) {
+      return answer.starts_with("New server registered");
+    }
+    return trimmed(answer) == "ok";
+  }
+
+  IngressSettings settings_;
+  ControllerLog log_;
+  std::map<std::string, bool> servers_;  // pod -> in service
+  std::optional<Subprocess> process_;
+};
+
+// A node whose L7 router is a real ingress: the propagation schedule and endpoint table of the
+// l7 router, but each due change goes to the program, and router_applied is stamped when the
+// program answered that it routes by it.
+class IngressRouter final : public Router {
+public:
+  IngressRouter(const RouterOptions& options, Recorder* recorder)
+      : options_(options), recorder_(recorder), work_(asio::make_work_guard(io_)) {
+    IngressSettings s{options.ingress_dir, options.listen_host,     options.listen_port,
+                      options.retries,     options.connect_timeout, options.upstream_timeout};
+    if (s.dir.size() + 16 > kMaxSocketPath) {
+      throw Error(
+          fmt::format("--ingress: the folder '{}' is too long for a unix socket path; "
+                      "give --out a shorter one",
+                      s.dir));
+    }
+    fs::create_directories(s.dir);
+    s.listen_port = s.listen_port != 0 ? s.listen_port : pick_free_port();
+    port_ = s.listen_port;
+    std::string binary = ingress_binary(options.ingress);
+    if (options.ingress == Ingress::nginx) {
+      driver_ = std::make_unique<NginxDriver>(s, binary);
+    } else {
+      driver_ = std::make_unique<HaproxyDriver>(s, binary);
+    }
+    thread_ = std::thread([this] { io_.run(); });
+  }
+
+  ~IngressRouter() override {
+    work_.reset();
+    io_.stop();
+    if (thread_.joinable()) {
+      thread_.join();
+    }
+  }
+
+  const std::string& name() const override { return options_.name; }
+
+  uint16_t port() const override { return port_; }
+
+  void schedule(const EndpointChange& change, Duration delay) override {
+    Clock::time_point at;
+    ++unapplied_;
+    {
+      std::lock_guard lock(schedule_mutex_);
+      at = schedule_.add(change, clock_.now(), delay);
+    }
+    asio::post(io_, [this, at] {
+      auto timer = std::make_shared<asio::steady_timer>(io_, at);
+      timer->async_wait([this, timer](boost::system::error_code ec) {
+        if (!ec) {
+          apply_due();
+        }
+      });
+    });
+  }
+
+  // The ingress is L7: it reports the pod of each request in the response, not per connection.
+  std::optional<std::string> backend_of(uint16_t) const override { return std::nullopt; }
+
+  std::optional<ClientConnection> connection_of(uint16_t) const override { return std::nullopt; }
+
+  uint64_t refusals() const override { return refusals_; }
+
+  bool settled() const override { return unapplied_ == 0; }
+
+  // The ingress said it could not connect to the pod it names: that backend connection was
+  // refused, as the l7 router records it itself.
+  void join_report(record::RequestRecord& r) const override {
+    auto failure = http::proxy_failure_from_string(r.router_error);
+    if (r.backend.empty()
+        || (failure != http::ProxyFailure::connect_refused
+            && failure != http::ProxyFailure::connect_timeout)) {
+      return;
+    }
+    r.backend_fate = record::BackendFate::refused;
+    r.backend_fate_at = r.done;
+    ++refusals_;
+  }
+
+private:
+  // Every due change at once, as a controller batches what its watch delivered; each is recorded
+  // as applied only once the program routes by it.
+  void apply_due() {
+    std::vector<EndpointChange> due;
+    {
+      std::lock_guard lock(schedule_mutex_);
+      due = schedule_.take_due(clock_.now());
+    }
+    if (due.empty()) {
+      return;
+    }
+    for (const EndpointChange& change : due) {
+      table_.apply(change);
+    }
+    bool applied = driver_->apply(table_.usable(), table_);
+    unapplied_ -= due.size();
+    if (!applied || recorder_ == nullptr) {
+      return;
+    }
+    for (const EndpointChange& change : due) {
+      record::Event e;
+      e.kind = record::EventKind::router_applied;
+      e.pod = change.endpoint.pod;
+      e.router = options_.name;
+      if (change.removed) {
+        e.detail = "removed";
+      } else {
+        e.conditions = change.endpoint.conditions;
+      }
+      recorder_->event(std::move(e));
+    }
+  }
+
+  RouterOptions options_;
+  Recorder* recorder_;
+  uint16_t port_ = 0;
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> work_;
+  SteadyClock clock_;
+  std::mutex schedule_mutex_;
+  PropagationSchedule schedule_;
+  EndpointTable table_;  // the router's thread only
+  std::unique_ptr<Driver> driver_;
+  mutable std::atomic<uint64_t> refusals_{0};
+  std::atomic<size_t> unapplied_{0};  // scheduled, not yet through the program
+  std::thread thread_;
+};
+
+}  // namespace
+
+std::unique_ptr<Router> start_ingress(const RouterOptions& options, Recorder* recorder) {
+  return std::make_unique<IngressRouter>(options, recorder);
+}
+
+}  // namespace zerodrop::lab
