@@ -23,7 +23,8 @@ struct IngressSettings {
   std::string dir;  // config, logs and sockets
   std::string listen_host = "127.0.0.1";
   uint16_t listen_port = 0;
-  int retries = 0;  // more attempts after a connect failure
+  uint16_t control_port = 0;  // nginx: where the controller asks which generation serves
+  int retries = 0;            // more attempts after a connect failure
   Duration connect_timeout = std::chrono::seconds(1);
   Duration upstream_timeout = std::chrono::seconds(30);
 };
@@ -34,14 +35,14 @@ std::string to_string(Ingress ingress);
 // nginx.conf routing to `usable` (round robin, upstream keep-alive; none: a 503, as ingress-nginx
 // answers a Service without endpoints). Every response names its pod (X-Pod-Name, from the
 // upstream address nginx used) and, when nginx answered itself, why (X-Zerodrop-Router-Error,
-// from its upstream timings). The control socket answers `generation`: the controller knows the
+// from its upstream timings). The control port answers `generation`: the controller knows the
 // reload finished when new workers answer the new one.
 std::string nginx_config(const IngressSettings& settings,
                          const std::vector<const Endpoint*>& usable, uint64_t generation);
 
 // haproxy.cfg: one frontend, one backend whose servers come and go through the runtime API on
-// DIR/api.sock; responses carry X-Pod-Name (the server, named after its pod) and
-// X-Zerodrop-Router-Error when HAProxy answered itself.
+// DIR/api.sock (removed once the controller is connected); responses carry X-Pod-Name (the server,
+// named after its pod) and X-Zerodrop-Router-Error when HAProxy answered itself.
 std::string haproxy_config(const IngressSettings& settings);
 
 // The runtime API commands that take HAProxy's servers `have` (pod -> in service) to `usable`:

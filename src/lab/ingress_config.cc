@@ -43,14 +43,13 @@ std::string nginx_pod_map(const std::vector<const Endpoint*>& usable) {
 // attempt is a failed connect (502: refused, 504: timed out); connected but no response header is
 // a broken upstream (502) or one too slow (504). A response the pod made has a header time.
 constexpr const char* kNginxErrorMap =
-    R"(  map "$status|$upstream_connect_time|$upstream_header_time" $zd_error {
-    default "";
-    "~^502\|(.*, )?-\|" connect_refused;
-    "~^504\|(.*, )?-\|" connect_timeout;
-    "~^502\|.*\|(.*, )?-$" upstream_reset;
-    "~^504\|.*\|(.*, )?-$" upstream_timeout;
-  }
-)";
+    "  map \"$status|$upstream_connect_time|$upstream_header_time\" $zd_error {\n"
+    "    default \"\";\n"
+    "    \"~^502\\|(.*, )?-\\|\" connect_refused;\n"
+    "    \"~^504\\|(.*, )?-\\|\" connect_timeout;\n"
+    "    \"~^502\\|.*\\|(.*, )?-$\" upstream_reset;\n"
+    "    \"~^504\\|.*\\|(.*, )?-$\" upstream_timeout;\n"
+    "  }\n";
 
 std::string nginx_upstream(const std::vector<const Endpoint*>& usable) {
   // max_fails=0: ingress-nginx does not take an endpoint out on failures (its endpoints are the
@@ -130,14 +129,15 @@ std::string nginx_config(const IngressSettings& s, const std::vector<const Endpo
       "error_log {d}/error.log notice;\n"
       "events {{\n  worker_connections 4096;\n}}\n"
       "http {{\n"
-      "  client_body_temp_path {d}/tmp;\n  client_body_buffer_size 1m;\n"
+      // Request bodies stay in memory (nginx would buffer larger ones to a temporary file).
+      "  client_body_buffer_size 1m;\n"
       "  client_max_body_size 1m;\n  keepalive_timeout 75s;\n"
       "  log_format zerodrop '$msec $remote_port \"$request\" $status up=$upstream_addr "
       "up_status=$upstream_status connect=$upstream_connect_time header=$upstream_header_time "
       "pod=$zd_pod error=$zd_error';\n"
       "  access_log {d}/access.log zerodrop;\n"
       "{errors}{pods}{upstream}"
-      "  server {{\n    listen unix:{d}/control.sock;\n    access_log off;\n"
+      "  server {{\n    listen 127.0.0.1:{control};\n    access_log off;\n"
       "    location / {{\n      return 200 \"{gen}\\n\";\n    }}\n  }}\n"
       "  server {{\n    listen {host}:{port};\n{location}  }}\n"
       "}}\n",
@@ -145,7 +145,7 @@ std::string nginx_config(const IngressSettings& s, const std::vector<const Endpo
       fmt::arg("pods", nginx_pod_map(usable)),
       fmt::arg("upstream", usable.empty() ? "" : nginx_upstream(usable)),
       fmt::arg("host", s.listen_host), fmt::arg("port", s.listen_port),
-      fmt::arg("location", nginx_location(s, usable)));
+      fmt::arg("control", s.control_port), fmt::arg("location", nginx_location(s, usable)));
 }
 
 std::string haproxy_config(const IngressSettings& s) {
@@ -160,7 +160,7 @@ std::string haproxy_config(const IngressSettings& s) {
   return fmt::format(
       "# Written by zerodrop lab; servers come and go through the runtime API ({d}/api.sock).\n"
       "global\n  nbthread 1\n  maxconn 4096\n"
-      "  stats socket {d}/api.sock mode 600 level admin\n"
+      "  stats socket {d}/api.sock mode 600 level admin\n  stats timeout 24h\n"
       "  log stdout format raw local0\n"
       "defaults\n  mode http\n  log global\n"
       "  timeout connect {connect}ms\n  timeout client 60s\n  timeout server {server}ms\n"

@@ -35,29 +35,61 @@ constexpr Duration kIngressApplyTimeout = 10s;  // a reload's new workers, or on
 constexpr auto kReloadPollInterval = 2ms;       // while waiting for a reload to finish
 constexpr size_t kMaxSocketPath = 100;          // sockaddr_un's sun_path, with room to spare
 
-// Sends `request` on the unix socket `path` and reads until the peer closes; nullopt when
-// nothing listens there (yet). Both programs close after one answer (HTTP/1.0, the runtime API's
-// non-interactive mode).
-std::optional<std::string> unix_exchange(const std::string& path, const std::string& request) {
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+// A connected stream socket to `path` (unix) or 127.0.0.1:`port`, with the apply timeout on
+// reads; -1 when nothing listens there (yet).
+int connect_to(const std::string& path, uint16_t port) {
+  int fd = ::socket(path.empty() ? AF_INET : AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
-    return std::nullopt;
+    return -1;
   }
   timeval timeout{static_cast<time_t>(kIngressApplyTimeout / 1s), 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  path.copy(address.sun_path, sizeof address.sun_path - 1);
+  int rc = -1;
+  if (path.empty()) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(port);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    rc = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  } else {
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    path.copy(address.sun_path, sizeof address.sun_path - 1);
+    rc = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  }
+  if (rc != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool send_all(int fd, const std::string& text) {
+  return ::send(fd, text.data(), text.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(text.size());
+}
+
+// Reads until the peer closes or the text read ends with `end` (empty: until it closes).
+std::string read_until(int fd, std::string_view end) {
+  std::string text;
+  char buffer[4096];
+  ssize_t n = 0;
+  while ((end.empty() || !text.ends_with(end)) && (n = ::read(fd, buffer, sizeof buffer)) > 0) {
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  return text;
+}
+
+// One request on a new connection, answered and closed (HTTP/1.0, the runtime API's one-shot
+// mode); nullopt when nothing listens there (yet).
+std::optional<std::string> exchange_once(const std::string& path, uint16_t port,
+                                         const std::string& request) {
+  int fd = connect_to(path, port);
+  if (fd < 0) {
+    return std::nullopt;
+  }
   std::optional<std::string> answer;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0
-      && ::send(fd, request.data(), request.size(), MSG_NOSIGNAL)
-             == static_cast<ssize_t>(request.size())) {
-    answer.emplace();
-    char buffer[4096];
-    ssize_t n = 0;
-    while ((n = ::read(fd, buffer, sizeof buffer)) > 0) {
-      answer->append(buffer, static_cast<size_t>(n));
-    }
+  if (send_all(fd, request)) {
+    answer = read_until(fd, "");
   }
   ::close(fd);
   return answer;
@@ -103,12 +135,14 @@ private:
                           last_line(log), log));
 }
 
-// Polls `control` until `done` holds for its answer, `process` exits or `limit` passes.
-bool wait_answer(const std::string& control, const std::string& request, Subprocess& process,
-                 const std::function<bool(const std::string&)>& done, Duration limit) {
+// Polls the control socket (`path`, or 127.0.0.1:`port`) until `done` holds for its answer to
+// `request`, `process` exits or `limit` passes.
+bool wait_answer(const std::string& path, uint16_t port, const std::string& request,
+                 Subprocess& process, const std::function<bool(const std::string&)>& done,
+                 Duration limit) {
   auto deadline = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < deadline && !process.try_wait()) {
-    std::optional<std::string> answer = unix_exchange(control, request);
+    std::optional<std::string> answer = exchange_once(path, port, request);
     if (answer && done(*answer)) {
       return true;
     }
@@ -119,14 +153,12 @@ bool wait_answer(const std::string& control, const std::string& request, Subproc
 
 // nginx as ingress-nginx reloads it: the whole config rewritten, SIGHUP to the master, which
 // starts new workers and tells the old ones to finish their connections and exit. The change is
-// applied when a request on the control socket is answered with the new generation: only the new
-// workers know it.
+// applied when a request on the control port is answered with the new generation: only the new
+// workers know it. The control port is on loopback, so no socket file outlives a killed lab.
 class NginxDriver final : public Driver {
 public:
   NginxDriver(const IngressSettings& settings, const std::string& binary)
       : settings_(settings), log_(settings.dir) {
-    fs::create_directories(settings_.dir + "/tmp");
-    fs::remove(control());
     write_file(conf(), nginx_config(settings_, {}, generation_));
     std::string error_log = settings_.dir + "/error.log";
     process_.emplace(Subprocess::spawn(
@@ -139,9 +171,7 @@ public:
   ~NginxDriver() override {
     process_.reset();  // SIGKILL to the master and every worker (one process group)
     std::error_code ignored;
-    fs::remove(control(), ignored);
     fs::remove(settings_.dir + "/nginx.pid", ignored);
-    fs::remove_all(settings_.dir + "/tmp", ignored);
   }
 
   bool apply(const std::vector<const Endpoint*>& usable, const EndpointTable&) override {
@@ -157,12 +187,10 @@ public:
 private:
   std::string conf() const { return settings_.dir + "/nginx.conf"; }
 
-  std::string control() const { return settings_.dir + "/control.sock"; }
-
   bool wait_generation(Duration limit) {
     std::string body = fmt::format("\r\n\r\n{}\n", generation_);
     return wait_answer(
-        control(), "GET / HTTP/1.0\r\n\r\n", *process_,
+        "", settings_.control_port, "GET / HTTP/1.0\r\n\r\n", *process_,
         [&](const std::string& answer) { return answer.ends_with(body); }, limit);
   }
 
@@ -173,7 +201,9 @@ private:
 };
 
 // HAProxy as the HAProxy ingress controllers run it without reloads: one runtime API command per
-// server change. A change is applied when the API has answered each of its commands.
+// server change, on one connection in prompt mode opened at the start; the socket's file is
+// removed once connected, so the API is private to this lab and nothing is left on disk. A change
+// is applied when the API has answered each of its commands.
 class HaproxyDriver final : public Driver {
 public:
   HaproxyDriver(const IngressSettings& settings, const std::string& binary)
@@ -182,29 +212,33 @@ public:
     write_file(conf(), haproxy_config(settings_));
     std::string out = settings_.dir + "/haproxy.log";  // its access log and warnings
     process_.emplace(Subprocess::spawn({{binary, "-db", "-f", conf()}, {}, out, out}));
-    if (!wait_answer(
-            api(), "show info\n", *process_,
-            [](const std::string& answer) { return answer.starts_with("Name: HAProxy"); },
-            kIngressStartTimeout)) {
+    bool up = wait_answer(
+        api(), 0, "show info\n", *process_,
+        [](const std::string& answer) { return answer.starts_with("Name: HAProxy"); },
+        kIngressStartTimeout);
+    api_ = up ? connect_to(api(), 0) : -1;
+    fs::remove(api());
+    if (api_ < 0 || command("prompt") != "") {
       not_started(Ingress::haproxy, *process_, out);
     }
   }
 
   ~HaproxyDriver() override {
+    if (api_ >= 0) {
+      ::close(api_);
+    }
     process_.reset();
-    std::error_code ignored;
-    fs::remove(api(), ignored);
   }
 
   bool apply(const std::vector<const Endpoint*>& usable, const EndpointTable& table) override {
     bool ok = true;
-    for (const std::string& command : haproxy_commands(servers_, usable, table)) {
-      std::string answer = unix_exchange(api(), command + "\n").value_or("(no answer)");
-      log_.line(fmt::format("{} -> {}", command, trimmed(answer)));
-      if (command.starts_with("del server") && !answer.starts_with("Server deleted")) {
+    for (const std::string& c : haproxy_commands(servers_, usable, table)) {
+      std::string answer = command(c);
+      log_.line(fmt::format("{} -> {}", c, answer.empty() ? "ok" : answer));
+      if (c.starts_with("del server") && answer != "Server deleted.") {
         // Connections still attached: it stays in maint, and the next change deletes it.
-        servers_[command.substr(command.find('/') + 1)] = false;
-      } else if (!accepted(command, answer)) {
+        servers_[c.substr(c.find('/') + 1)] = false;
+      } else if (c.starts_with("add server") ? answer != "New server registered." : answer != "") {
         ok = false;
       }
     }
@@ -216,25 +250,27 @@ private:
 
   std::string api() const { return settings_.dir + "/api.sock"; }
 
-  static std::string trimmed(std::string text) {
-    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) {
-      text.pop_back();
+  // The API's answer to `text` without its prompt and trailing blank lines ("" when it says
+  // nothing, which is how `set server` succeeds).
+  std::string command(const std::string& text) {
+    if (!send_all(api_, text + "\n")) {
+      return "(the runtime API connection is closed)";
     }
-    return text.empty() ? "ok" : text;
-  }
-
-  // `set server` answers nothing when it worked; `add server` says so.
-  static bool accepted(const std::string& command, const std::string& answer) {
-    if (command.starts_with("add server")) {
-      return answer.starts_with("New server registered");
+    std::string answer = read_until(api_, "> ");
+    if (answer.ends_with("> ")) {
+      answer.resize(answer.size() - 2);
     }
-    return trimmed(answer) == "ok";
+    while (!answer.empty() && (answer.back() == '\n' || answer.back() == ' ')) {
+      answer.pop_back();
+    }
+    return answer;
   }
 
   IngressSettings settings_;
   ControllerLog log_;
   std::map<std::string, bool> servers_;  // pod -> in service
   std::optional<Subprocess> process_;
+  int api_ = -1;
 };
 
 // A node whose L7 router is a real ingress: the propagation schedule and endpoint table of the
@@ -244,8 +280,13 @@ class IngressRouter final : public Router {
 public:
   IngressRouter(const RouterOptions& options, Recorder* recorder)
       : options_(options), recorder_(recorder), work_(asio::make_work_guard(io_)) {
-    IngressSettings s{options.ingress_dir, options.listen_host,     options.listen_port,
-                      options.retries,     options.connect_timeout, options.upstream_timeout};
+    IngressSettings s;
+    s.dir = options.ingress_dir;
+    s.listen_host = options.listen_host;
+    s.listen_port = options.listen_port;
+    s.retries = options.retries;
+    s.connect_timeout = options.connect_timeout;
+    s.upstream_timeout = options.upstream_timeout;
     if (s.dir.size() + 16 > kMaxSocketPath) {
       throw Error(
           fmt::format("--ingress: the folder '{}' is too long for a unix socket path; "
@@ -254,6 +295,7 @@ public:
     }
     fs::create_directories(s.dir);
     s.listen_port = s.listen_port != 0 ? s.listen_port : pick_free_port();
+    s.control_port = pick_free_port();
     port_ = s.listen_port;
     std::string binary = ingress_binary(options.ingress);
     if (options.ingress == Ingress::nginx) {
