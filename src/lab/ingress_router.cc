@@ -4,6 +4,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <filesystem>
@@ -127,6 +128,25 @@ private:
   std::ofstream out_;
 };
 
+// The processes `pid` forked (an nginx master's workers).
+std::vector<pid_t> children_of(pid_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/task/{}/children", pid, pid));
+  std::vector<pid_t> out;
+  for (pid_t child = 0; in >> child;) {
+    out.push_back(child);
+  }
+  return out;
+}
+
+// Whether an old nginx worker no longer accepts: it is gone, or has set its title to "worker
+// process is shutting down", which nginx does just before it closes its listening sockets.
+bool stopped_accepting(pid_t worker) {
+  std::ifstream in(fmt::format("/proc/{}/cmdline", worker));
+  std::string title;
+  std::getline(in, title, '\0');
+  return !in || title.find("shutting down") != std::string::npos;
+}
+
 // Fails the start with the program's own last words when it exited or never answered.
 [[noreturn]] void not_started(Ingress ingress, Subprocess& process, const std::string& log) {
   std::optional<ExitStatus> status = process.try_wait();
@@ -153,8 +173,10 @@ bool wait_answer(const std::string& path, uint16_t port, const std::string& requ
 
 // nginx as ingress-nginx reloads it: the whole config rewritten, SIGHUP to the master, which
 // starts new workers and tells the old ones to finish their connections and exit. The change is
-// applied when a request on the control port is answered with the new generation: only the new
-// workers know it. The control port is on loopback, so no socket file outlives a killed lab.
+// applied when a request on the control port is answered with the new generation (only the new
+// workers know it) and every old worker has stopped accepting; until then an old worker still
+// takes new connections and routes them by the old list. The control port is on loopback, so no
+// socket file outlives a killed lab.
 class NginxDriver final : public Driver {
 public:
   NginxDriver(const IngressSettings& settings, const std::string& binary)
@@ -177,8 +199,14 @@ public:
   bool apply(const std::vector<const Endpoint*>& usable, const EndpointTable&) override {
     ++generation_;
     write_file(conf(), nginx_config(settings_, usable, generation_));
+    std::vector<pid_t> old_workers = children_of(process_->pid());
     ::kill(process_->pid(), SIGHUP);  // the master only: workers ignore SIGHUP anyway
     bool ok = wait_generation(kIngressApplyTimeout);
+    auto deadline = std::chrono::steady_clock::now() + kIngressApplyTimeout;
+    while (ok && !std::all_of(old_workers.begin(), old_workers.end(), stopped_accepting)) {
+      ok = std::chrono::steady_clock::now() < deadline;
+      std::this_thread::sleep_for(kReloadPollInterval);
+    }
     log_.line(fmt::format("generation {}: {} endpoints, reload {}", generation_, usable.size(),
                           ok ? "served by new workers" : "NOT finished (see error.log)"));
     return ok;
