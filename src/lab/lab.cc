@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <thread>
 
 #include <boost/asio.hpp>
 #include <fmt/format.h>
@@ -267,6 +268,9 @@ void run_router_only(Dataplane dataplane, Ingress ingress, const std::string& li
   auto [ip, port] = host_port(backend, "--backend");
   std::unique_ptr<Router> router = Router::start(r, nullptr);
   router->schedule({{"backend", ip, port, {true, true, false}}, false}, Duration(0));
+  while (!router->settled()) {  // a real ingress routes to the backend once it has applied it
+    std::this_thread::sleep_for(10ms);
+  }
   std::printf("listening on %s:%u\n", r.listen_host.c_str(), router->port());
   std::fflush(stdout);
   asio::io_context io;
