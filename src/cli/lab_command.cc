@@ -298,8 +298,8 @@ void apply_ingress(const CLI::App& app, const Flags& f, lab::Options& o) {
     throw Error(fmt::format("--ingress: expected nginx or haproxy, got '{}'", f.ingress));
   }
   if (app.count("--dataplane") > 0 && o.dataplane == lab::Dataplane::l4) {
-    throw Error(fmt::format("--ingress {}: an ingress routes HTTP; not with --dataplane l4",
-                            f.ingress));
+    throw Error(
+        fmt::format("--ingress {}: an ingress routes HTTP; not with --dataplane l4", f.ingress));
   }
   o.dataplane = lab::Dataplane::l7;
   o.ingress = f.ingress == "nginx" ? lab::Ingress::nginx : lab::Ingress::haproxy;

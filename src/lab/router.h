@@ -70,9 +70,11 @@ public:
   virtual std::optional<ClientConnection> connection_of(uint16_t client_port) const = 0;
   // The number of connections whose backend connection failed (refused, timed out, none left).
   virtual uint64_t refusals() const = 0;
+
   // Whether every change scheduled so far has been applied, or is simply not due yet: a real
   // ingress that is still reloading is not settled. Zerodrop's routers apply when due.
   virtual bool settled() const { return true; }
+
   // Adds to `request` what the router itself reported about it (a real ingress: a failed
   // connect to the pod it names is a refused backend connection). Nothing by default.
   virtual void join_report(record::RequestRecord& request) const { (void)request; }
