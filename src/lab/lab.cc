@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
-#include <thread>
 
 #include <boost/asio.hpp>
 #include <fmt/format.h>
@@ -243,51 +242,6 @@ kubeapi::ClusterInfo cluster_info(const Options& o, const kube::RolloutLimits& l
 }
 
 }  // namespace
-
-namespace {
-
-std::pair<std::string, uint16_t> host_port(const std::string& text, const char* what) {
-  size_t colon = text.rfind(':');
-  if (colon == std::string::npos) {
-    throw Error(fmt::format("{}: expected HOST:PORT, got '{}'", what, text));
-  }
-  return {text.substr(0, colon),
-          static_cast<uint16_t>(parse_integer(text.substr(colon + 1), what, 0, 65535))};
-}
-
-}  // namespace
-
-void run_router_only(Dataplane dataplane, Ingress ingress, const std::string& listen,
-                     const std::string& backend) {
-  RouterOptions r;
-  r.dataplane = dataplane;
-  r.ingress = ingress;
-  std::string dir = ingress == Ingress::none ? "" : make_run_dir("");
-  r.ingress_dir = dir + "/ingress";
-  std::tie(r.listen_host, r.listen_port) = host_port(listen, "--listen");
-  auto [ip, port] = host_port(backend, "--backend");
-  std::unique_ptr<Router> router = Router::start(r, nullptr);
-  router->schedule({{"backend", ip, port, {true, true, false}}, false}, Duration(0));
-  while (!router->settled()) {  // a real ingress routes to the backend once it has applied it
-    std::this_thread::sleep_for(10ms);
-  }
-  std::printf("listening on %s:%u\n", r.listen_host.c_str(), router->port());
-  std::fflush(stdout);
-  asio::io_context io;
-  asio::signal_set signals(io, SIGINT, SIGTERM);
-  signals.async_wait([](boost::system::error_code, int) {});
-  io.run();
-  router.reset();
-  if (!dir.empty()) {
-    std::filesystem::remove_all(dir);
-  }
-}
-
-uint16_t pick_free_port() {
-  asio::io_context io;
-  asio::ip::tcp::acceptor acceptor(io, {asio::ip::make_address("127.0.0.1"), 0});
-  return acceptor.local_endpoint().port();
-}
 
 namespace {
 
