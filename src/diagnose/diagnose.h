@@ -46,7 +46,9 @@ struct RequestDiagnosis {
   size_t index = 0;  // into RunRecord::requests
   record::Hole hole = record::Hole::unexplained;
   BackendState backend_state = BackendState::unknown;
-  bool router_applied = false;  // its router had applied the backend's termination when it was sent
+  // Its router had applied the backend's termination when it chose the backend (l4, a new
+  // connection: when it bound it, RequestRecord::bound; otherwise when the request was sent).
+  bool router_applied = false;
   std::string reason;           // one line: why this hole (for unexplained: why no rule matched)
 };
 

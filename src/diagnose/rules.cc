@@ -38,6 +38,18 @@ Micros send_time(const RequestRecord& r) {
   return r.sent.value_or(r.intended);
 }
 
+// When the router chose this request's backend. An l4 router binds a new connection to its pod
+// at the accept, which a client on a busy machine may follow with its request tens of ms later:
+// the bind time is the router's decision. On a reused connection the question is whether the
+// router still sent new work there when the request went out; an l7 router chooses when the
+// request arrives, never before it was sent: both compare the send time.
+Micros chosen_time(const RequestRecord& r) {
+  if (r.bound && r.connection == record::Connection::fresh) {
+    return *r.bound;
+  }
+  return send_time(r);
+}
+
 // Everything one rule looks at, computed once per request.
 struct Case {
   const RequestRecord& r;
@@ -47,7 +59,8 @@ struct Case {
   Micros t;
   BackendState state;
   std::optional<Micros> applied;  // when r's router applied the backend's termination
-  bool router_applied;
+  Micros chosen;                  // when r's router chose the backend (chosen_time)
+  bool router_applied;            // `applied` came before `chosen`
 };
 
 RequestDiagnosis make(const Case& c, Hole hole, std::string reason) {
@@ -238,12 +251,13 @@ std::optional<RequestDiagnosis> connection_rule(const Case& c) {
   // was its own doing, however soon it then exited (node's server.close()).
   bool idle = *fate == BackendFate::idle_closed;
   // A process that died of a signal had no handler for it: after that signal it closed nothing
-  // itself, whatever the lag before its exit was recorded.
-  // Exit status 128 + the stop signal is that death as PID 1 reports it (a handler that re-raised
-  // the signal, which the kernel drops for PID 1, then exited as a shell reports it).
-  bool died_of_signal =
-      c.life.exit_signal.has_value()
-      || (c.life.exit_code && c.life.stop_signal && *c.life.exit_code == 128 + *c.life.stop_signal);
+  // itself, whatever the lag before its exit was recorded. Not so the lab's SIGKILL (at grace or
+  // at the run's end): until it came the process ran its own shutdown. Exit status 128 + the stop
+  // signal is that death as PID 1 reports it (a handler that re-raised the signal, which the
+  // kernel drops for PID 1, then exited as a shell reports it).
+  std::optional<int> stop = c.life.stop_signal;
+  bool died_of_signal = (c.life.exit_signal && (*c.life.exit_signal != SIGKILL || stop == SIGKILL))
+                        || (c.life.exit_code && stop && *c.life.exit_code == 128 + *stop);
   bool at_exit = c.life.exited
                  && ((at + kTolerance >= *c.life.exited && !idle)
                      || (died_of_signal && at + kTolerance >= stop_time(c.life)));
@@ -347,7 +361,7 @@ RequestDiagnosis stopped_rule(const Case& c) {
                 fmt::format("reused keep-alive connection to {}, {} had removed it at {}", at,
                             router_name(c.r), seconds_text(*c.applied)));
   }
-  auto endpoints = c.facts.ready_endpoints_on(c.r.router, c.t);
+  auto endpoints = c.facts.ready_endpoints_on(c.r.router, c.chosen);
   if (endpoints && *endpoints == 0) {
     return make(c, Hole::capacity_dip,
                 fmt::format("{} had no ready endpoint and fell back to terminating {}",
@@ -356,7 +370,7 @@ RequestDiagnosis stopped_rule(const Case& c) {
   return make(
       c, Hole::unexplained,
       fmt::format("{} applied {}'s termination at {} yet sent it a new connection at {}",
-                  router_name(c.r), c.life.name, seconds_text(*c.applied), seconds_text(c.t)));
+                  router_name(c.r), c.life.name, seconds_text(*c.applied), seconds_text(c.chosen)));
 }
 
 RequestDiagnosis state_rule(const Case& c) {
@@ -453,8 +467,10 @@ RequestDiagnosis attribute(const RequestRecord& r, size_t index, const Facts& fa
          fmt::format("backend pod {} has no events in the record", r.backend)};
   } else {
     Micros t = send_time(r);
+    Micros chosen = chosen_time(r);
     auto applied = facts.applied_for(r.router, r.backend);
-    Case c{r, *life, facts, context, t, state_at(*life, t), applied, applied && *applied <= t};
+    bool router_applied = applied && *applied <= chosen;
+    Case c{r, *life, facts, context, t, state_at(*life, t), applied, chosen, router_applied};
     // Most specific first: an app error on the version a migration broke, a liveness kill, a
     // SIGKILL, a stale keep-alive connection (a request the router no longer sent there: whatever
     // then broke its connection, Connection: close would have kept it away), what became of the

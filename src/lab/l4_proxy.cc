@@ -119,6 +119,11 @@ private:
     }
     tcp::socket& to = d == Direction::up ? backend_ : client_;
     if (!ec) {
+      if (d == Direction::up && backend_gone_) {
+        abort();  // the pod reset the connection before the client spoke: the request is reset
+        return;
+      }
+      client_spoke_ = client_spoke_ || d == Direction::up;
       if (d == Direction::up && !pending_since_) {
         pending_since_ = router_.now();
       } else if (d == Direction::down) {
@@ -153,12 +158,31 @@ private:
     }
     if (d == Direction::down) {
       backend_ended(record::BackendFate::reset);
+      if (!client_spoke_) {
+        reset_when_client_speaks();
+        return;
+      }
     }
     abort();
   }
 
+  // The pod reset a connection the client has not written to: a client whose connect completion
+  // runs late (a busy machine) would see a failed connect, with no source port in its record to
+  // join on. As for a refusal, the client's request is reset instead (or the connection after 1 s).
+  void reset_when_client_speaks() {
+    backend_gone_ = true;
+    reset(backend_);
+    timer_.expires_after(std::chrono::seconds(1));
+    timer_.async_wait([self = shared_from_this()](error_code e) {
+      if (!e) {
+        self->abort();
+      }
+    });
+  }
+
   void abort() {
     aborted_ = true;
+    timer_.cancel();
     reset(client_);
     reset(backend_);
   }
@@ -172,6 +196,8 @@ private:
   std::optional<Clock::time_point> pending_since_;  // client bytes forwarded, no answer since
   bool timed_out_ = false;
   bool aborted_ = false;  // this session reset both sides: later errors are its own doing
+  bool client_spoke_ = false;  // the client has written to this connection
+  bool backend_gone_ = false;  // the pod reset it before the client spoke
   bool up_done_ = false;
   bool down_done_ = false;
   std::array<char, 16384> up_{};

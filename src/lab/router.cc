@@ -77,7 +77,13 @@ void RouterCore::apply_due() {
   }
 }
 
+Clock::time_point RouterCore::stamp() {
+  last_stamp_ = std::max(clock_.now(), last_stamp_ + std::chrono::microseconds(1));
+  return last_stamp_;
+}
+
 void RouterCore::apply(const EndpointChange& change) {
+  Clock::time_point at = stamp();
   table_.apply(change);
   if (recorder_ == nullptr) {
     return;
@@ -91,7 +97,7 @@ void RouterCore::apply(const EndpointChange& change) {
   } else {
     e.conditions = change.endpoint.conditions;
   }
-  recorder_->event(std::move(e));
+  recorder_->event_at(at, std::move(e));
 }
 
 const Endpoint* RouterCore::choose(const std::vector<std::string>& skip) {
@@ -110,8 +116,9 @@ const Endpoint* RouterCore::choose(const std::vector<std::string>& skip) {
 }
 
 void RouterCore::remember_client(uint16_t client_port, const std::string& pod) {
+  Clock::time_point at = stamp();
   std::lock_guard lock(clients_mutex_);
-  clients_[client_port] = ClientConnection{pod};
+  clients_[client_port] = ClientConnection{pod, at};
 }
 
 void RouterCore::connection_fate(uint16_t client_port, record::BackendFate fate) {

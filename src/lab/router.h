@@ -45,6 +45,9 @@ struct RouterOptions {
 // backend connection. The first fate sticks: a reset that follows the pod's close changes nothing.
 struct ClientConnection {
   std::string pod;  // "" when no endpoint was usable
+  // When the router chose `pod`, at the accept: a client may write its request later (a busy
+  // machine), so this, not the send time, is what the router's updates compare with.
+  Clock::time_point bound_at{};
   record::BackendFate fate = record::BackendFate::open;
   Clock::time_point fate_at{};  // when the router saw the fate (unset while open)
 };

@@ -42,6 +42,7 @@ public:
   // kube-proxy's choice among usable endpoints: random (l4, like iptables' statistic match) or
   // round-robin (l7, like nginx); `skip` excludes pods already tried. Null when none is usable.
   const Endpoint* choose(const std::vector<std::string>& skip = {});
+  // Records that the client connection from `client_port` is bound to `pod`, stamped now.
   void remember_client(uint16_t client_port, const std::string& pod);
   // Records what became of the backend connection of the client connection from `client_port`,
   // stamped now; only the first fate of a connection is kept.
@@ -60,6 +61,9 @@ public:
 private:
   void apply_due();
   void apply(const EndpointChange& change);
+  // Now, but at least 1 µs after the previous stamp: the router's updates and binds, stamped on
+  // its one thread, keep in the record the order it did them in, even within a microsecond.
+  Clock::time_point stamp();
 
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
@@ -70,6 +74,7 @@ private:
   std::mt19937_64 rng_;
   size_t next_ = 0;
   SteadyClock clock_;
+  Clock::time_point last_stamp_{};  // router thread only
   std::mutex schedule_mutex_;
   PropagationSchedule schedule_;
   mutable std::mutex clients_mutex_;

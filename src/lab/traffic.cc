@@ -55,7 +55,8 @@ load::Summary Traffic::stop() {
 }
 
 // The router recorded the backend connection's fate before passing it on to the client, so a
-// failure the client saw is already there; a connection still open has no time.
+// failure the client saw is already there; a connection still open has no time. The bind time is
+// the connection's, shared by every request sent on it.
 void Traffic::join_connection(const Router& router, record::RequestRecord& r) const {
   std::optional<ClientConnection> c = router.connection_of(r.local_port);
   if (!c) {
@@ -64,6 +65,7 @@ void Traffic::join_connection(const Router& router, record::RequestRecord& r) co
   if (r.backend.empty()) {
     r.backend = c->pod;  // the app did not name itself (X-Pod-Name)
   }
+  r.bound = recorder_.since_start(c->bound_at);
   r.backend_fate = c->fate;
   if (c->fate != record::BackendFate::open) {
     r.backend_fate_at = recorder_.since_start(c->fate_at);

@@ -237,6 +237,7 @@ RequestRecord request_from_json(const json& j) {
     }
     r.backend_fate_at = micros_or_null(j, "backend_fate_us");
   }
+  r.bound = micros_or_null(j, "bound_us");
   r.retry_safe = j.value("retry_safe", false);
   r.attempt = whole_or<uint8_t>(j, "attempt", 1);
   r.resent = j.value("resent", false);
@@ -444,6 +445,9 @@ void write_ndjson(std::ostream& out, const RequestRecord& r) {
     if (r.backend_fate_at) {
       j["backend_fate_us"] = r.backend_fate_at->count();
     }
+  }
+  if (r.bound) {
+    j["bound_us"] = r.bound->count();
   }
   if (r.failed) {
     j["retry_safe"] = r.retry_safe;

@@ -162,6 +162,9 @@ struct RequestRecord {
   std::string body;  // an error response's (status >= 400) first bytes, printable ASCII only
   std::optional<BackendFate> backend_fate;  // its backend connection's fate, when a router knew
   std::optional<Micros> backend_fate_at;    // when that fate came (absent for `open`)
+  // l4 lab: when the router bound this request's connection to `backend` (its accept), which on
+  // a busy machine may come before or after `sent`; absent when no router recorded it.
+  std::optional<Micros> bound;
   // A failure a client may resend unchanged (see retry_safe()); false for every success.
   bool retry_safe = false;
   uint8_t attempt = 1;  // 2: the resend of a retry-safe failure (load --client-retry), same seq

@@ -97,7 +97,7 @@ public:
     Micros offset = agents_[h.pod].second;
     r.intended += offset;
     r.done += offset;
-    for (auto* t : {&r.sent, &r.first_byte, &r.backend_fate_at}) {
+    for (auto* t : {&r.sent, &r.first_byte, &r.backend_fate_at, &r.bound}) {
       if (*t) {
         **t += offset;
       }

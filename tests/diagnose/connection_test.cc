@@ -162,6 +162,91 @@ TEST(DiagnoseConnection, TheSameEventGetsTheSameHoleWhateverItsNeighbours) {
   }
 }
 
+// gunicorn closes its listener 2 s after SIGTERM (the connections in its accept queue are reset)
+// and, on a busy machine, is SIGKILLed at grace 3 s later, or exits in time: the same event gets
+// the same hole. Only a death by the stop signal itself (no handler) makes later closes "at exit".
+TEST(DiagnoseConnection, ABacklogResetIsTheSameHoleWhetherTheGraceKillCameLaterOrNot) {
+  for (bool killed : {true, false}) {
+    RunBuilder b = deleted_at_4(SIGTERM, 5.0);
+    b.request(4.5, 6.0, Outcome::reset_before_response, Connection::fresh, "node-1", "web-0");
+    b.fate(BackendFate::reset, 6.0);
+    record::RunRecord run = b.build();
+    for (record::Event& e : run.events) {
+      if (killed && e.kind == EventKind::pod_exited) {
+        e.exit_code.reset();
+        e.signal = SIGKILL;
+      }
+    }
+    if (killed) {
+      record::Event kill;
+      kill.t = testing::at(9.0);
+      kill.kind = EventKind::signal_sent;
+      kill.pod = "web-0";
+      kill.signal = SIGKILL;
+      run.events.push_back(kill);
+    }
+    Diagnosis d = diagnose(run, Options{});
+    ASSERT_EQ(d.failures.size(), 1u);
+    EXPECT_EQ(d.failures[0].hole, Hole::deregistration_race) << killed << d.failures[0].reason;
+    EXPECT_EQ(d.failures[0].reason,
+              "new connection accepted by pod web-0, then reset at 6.00 s (2.00 s after its "
+              "SIGTERM) before any response: it had stopped taking connections");
+  }
+}
+
+// The l4 router binds a new connection at its accept; on a busy machine the client writes its
+// request later. Bound before the router applied the termination, it went to the old pod rightly
+// however late it was sent: the deregistration race, not a router that ignored its update.
+TEST(DiagnoseConnection, ANewConnectionBoundBeforeTheUpdateIsTheDeregistrationRace) {
+  RunBuilder b = deleted_at_4(SIGTERM, 0.5);
+  b.request(5.02, 5.03, Outcome::reset_before_response, Connection::fresh, "node-1", "web-0");
+  b.bound(4.999).fate(BackendFate::refused, 5.001);
+  b.request(5.02, 5.03, Outcome::closed_before_response, Connection::fresh, "node-2", "web-0");
+  b.bound(4.998);
+  Diagnosis d = diagnose(b.build(), Options{});
+  ASSERT_EQ(d.failures.size(), 2u);
+  for (const RequestDiagnosis& f : d.failures) {
+    EXPECT_EQ(f.hole, Hole::deregistration_race) << f.reason;
+    EXPECT_FALSE(f.router_applied);
+  }
+  EXPECT_EQ(d.failures[1].reason,
+            "new connection to pod web-0 (exited) before router node-2 applied its termination");
+}
+
+// Bound after the router applied the pod's removal, the connection is the router's fault, even
+// when the client wrote its request before the update (the router accepted it late).
+TEST(DiagnoseConnection, ANewConnectionBoundAfterTheUpdateIsStillFlagged) {
+  record::RunRecord run = deleted_at_4(SIGTERM, 0.5).build();
+  for (record::Event& e : run.events) {
+    if (e.kind == EventKind::router_applied && e.router == "node-1" && e.t == testing::at(5.0)) {
+      e.t = testing::at(5.2);  // node-1's update removes web-0 outright
+      e.conditions.reset();
+      e.detail = "removed";
+    }
+  }
+  record::RunRecord sent_before = deleted_at_4(SIGTERM, 0.5).build();
+  for (record::RunRecord* r : {&run, &sent_before}) {
+    bool before = r == &sent_before;
+    record::RequestRecord q;
+    q.intended = testing::at(before ? 4.99 : 5.3);
+    q.sent = q.intended;
+    q.done = testing::at(5.31);
+    q.outcome = Outcome::reset_before_response;
+    q.failed = true;
+    q.router = "node-1";
+    q.backend = "web-0";
+    q.bound = testing::at(before ? 5.01 : 5.25);
+    r->requests.push_back(q);
+    Diagnosis d = diagnose(*r, Options{});
+    ASSERT_EQ(d.failures.size(), 1u);
+    EXPECT_EQ(d.failures[0].hole, Hole::unexplained) << d.failures[0].reason;
+    EXPECT_TRUE(d.failures[0].router_applied);
+  }
+  EXPECT_EQ(diagnose(sent_before, Options{}).failures[0].reason,
+            "router node-1 applied web-0's termination at 5.00 s yet sent it a new connection at "
+            "5.01 s");
+}
+
 // The lab's SIGKILL of the pods still running when the run ends is no grace kill.
 TEST(DiagnoseWords, TheEndOfRunKillIsNotAGraceKill) {
   RunBuilder b = deleted_at_4(SIGTERM, 2.0);

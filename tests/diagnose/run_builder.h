@@ -107,6 +107,12 @@ public:
     return *this;
   }
 
+  // When the l4 router bound the last request's connection to its backend.
+  RunBuilder& bound(double t) {
+    run_.requests.back().bound = at(t);
+    return *this;
+  }
+
   // Successful requests every `step` seconds from `from` to `to`, each taking 5 ms.
   RunBuilder& ok(double from, double to, double step, const std::string& router,
                  const std::string& backend) {

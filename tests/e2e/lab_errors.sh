@@ -28,6 +28,11 @@ expect_grep "^zerodrop: error: --action: expected restart, scale-down N, delete-
 expect_exit 2 "$ZERODROP" lab
 expect_grep "no command" "$WORK/err"
 
+# With --keepalive, an explicit --fresh-share still counts (only --keepalive alone means 0%).
+expect_exit 2 "$ZERODROP" lab --keepalive --fresh-share 150% -- true
+expect_grep "^zerodrop: error: --fresh-share: expected a percentage from 0% to 100%, got '150%'$" \
+  "$WORK/err"
+
 # The version change, the database and the migration: flags checked before anything runs.
 expect_exit 2 "$ZERODROP" lab --db mysql -- true
 expect_grep "^zerodrop: error: --db: expected none or postgres, got 'mysql'$" "$WORK/err"

@@ -22,4 +22,8 @@ proxied=$(failures "$WORK/proxy")
 [ "$proxied" = 0 ] || fail "naive behind the front proxy dropped $proxied requests"
 reused=$(python3 -c 'import json,sys; print(sum(1 for l in open(sys.argv[1]) if l.strip() and json.loads(l).get("reused")))' "$WORK/proxy/requests.ndjson")
 [ "$reused" -gt 0 ] || fail "no request reused a connection: the load was not keep-alive"
+# --keepalive given alone means every request on a kept-alive connection (--fresh-share 0%), not
+# the mixed default.
+share=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["scenario"]["fresh_share"])' "$WORK/proxy/report.json")
+[ "$share" = "0%" ] || fail "--keepalive alone ran with --fresh-share $share, expected 0%"
 echo "ok: keep-alive load ($reused requests on reused connections) through the front proxy: 0 dropped"

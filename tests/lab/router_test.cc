@@ -1,7 +1,11 @@
 #include "lab/router.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
@@ -188,6 +192,78 @@ TEST(Router, L4RecordsARefusedConnection) {
   ASSERT_TRUE(c);
   EXPECT_EQ(c->pod, "dead");
   EXPECT_EQ(c->fate, BackendFate::refused);
+  // Bound after the update that made "dead" usable, and stamped so in the record: the diagnosis
+  // compares the two.
+  record::RunRecord run = applied.recorder()->snapshot({}, record::Micros(0));
+  auto update = std::find_if(run.events.begin(), run.events.end(), [](const record::Event& e) {
+    return e.kind == record::EventKind::router_applied;
+  });
+  ASSERT_NE(update, run.events.end());
+  EXPECT_GT(applied.recorder()->since_start(c->bound_at), update->t);
+}
+
+// A pod that resets a new connection at once, before the client spoke: the router keeps the client
+// connection open until the client's request comes, then resets it, so that the client sees its
+// request reset (its record carries its source port and joins this fate) rather than a connect
+// that failed on a busy machine.
+TEST(Router, L4ResetsTheClientOnlyWhenItSpeaksAfterThePodResetAnUnusedConnection) {
+  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in at{};
+  at.sin_family = AF_INET;
+  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof at;
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&at), sizeof at), 0);
+  ASSERT_EQ(::listen(listener, 8), 0);
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&at), &len);
+  std::thread pod([listener] {
+    int fd = ::accept(listener, nullptr, nullptr);
+    std::this_thread::sleep_for(50ms);  // after the router saw its connect complete, as a rule
+    linger abortive{1, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &abortive, sizeof abortive);
+    ::close(fd);
+  });
+  AppliedChanges applied;
+  auto router = Router::start({"node-1", Dataplane::l4}, applied.recorder());
+  router->schedule(ready("pod-a", ntohs(at.sin_port)), Duration(0));
+  ASSERT_EQ(applied.wait(1), std::vector<std::string>{"pod-a"});
+
+  int client = ::socket(AF_INET, SOCK_STREAM, 0);
+  timeval wait{10, 0};
+  ::setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(router->port());
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(client, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+  sockaddr_in me{};
+  len = sizeof me;
+  ::getsockname(client, reinterpret_cast<sockaddr*>(&me), &len);
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  std::optional<ClientConnection> c;
+  while ((!c || c->fate == BackendFate::open) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(5ms);
+    c = router->connection_of(ntohs(me.sin_port));
+  }
+  ::shutdown(listener, SHUT_RDWR);  // ends the pod's accept if the router never connected
+  pod.join();
+  ::close(listener);
+  ASSERT_TRUE(c);
+  // idle_closed; on a stalled machine the reset can come before the router saw its connect
+  // complete (refused): either way the client connection stays open until the client speaks.
+  EXPECT_TRUE(c->fate == BackendFate::idle_closed || c->fate == BackendFate::refused);
+  char byte = 0;
+  ssize_t n = ::recv(client, &byte, 1, MSG_DONTWAIT);
+  int error = errno;
+  EXPECT_EQ(n, -1);
+  EXPECT_EQ(error, EAGAIN) << "the client connection was ended before the client spoke";
+  std::string_view request = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
+  ASSERT_EQ(::send(client, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  n = ::recv(client, &byte, 1, 0);
+  error = errno;
+  EXPECT_EQ(n, -1);
+  EXPECT_EQ(error, ECONNRESET);
+  ::close(client);
 }
 
 TEST(Router, L7Answers502NamingThePodWhenItRefuses) {

@@ -116,6 +116,29 @@ TEST(ReportTerminal, FitsInOneHundredColumnsWithoutColourOffATerminal) {
   EXPECT_NE(text.find("after router update"), std::string::npos);
 }
 
+// The per-pod table names the stop signal the pods got and keeps a pod that got no traffic (a row
+// of "-"), so that a pod the load never reached is seen, not missing.
+TEST(ReportTerminal, PerPodTableNamesTheStopSignalAndKeepsAPodWithoutTraffic) {
+  RunBuilder b;
+  b.set("replicas", "2").set("prestop", "none").set("grace", "30s");
+  for (const char* pod : {"web-0", "web-1"}) {
+    b.pod(pod, 0.1, 0.5);
+    b.applied(0.6, "node-1", pod, true, false);
+  }
+  b.ok(1.0, 4.0, 0.1, "node-1", "web-0");
+  b.event(4.0, EventKind::deletion_started, "web-0").signal(4.0, "web-0", SIGQUIT);
+  b.exited(4.5, "web-0", 0);
+  std::string text = terminal_text(b.build(), Colour::never);
+  EXPECT_NE(text.find("before SIGQUIT"), std::string::npos) << text;
+  EXPECT_EQ(text.find("SIGTERM"), std::string::npos) << text;
+  std::istringstream lines(text);
+  bool quiet_pod = false;
+  for (std::string line; std::getline(lines, line);) {
+    quiet_pod = quiet_pod || line.starts_with("  web-1 ");
+  }
+  EXPECT_TRUE(quiet_pod) << text;
+}
+
 // Every rendering says what the terminations covered and what a retrying client would have seen.
 TEST(Report, CoverageAndRetriesInTerminalJsonAndHtml) {
   record::RunRecord run = naive_run();
