@@ -14,7 +14,7 @@ want=(g++ cmake ninja-build make pkg-config lld
       libbenchmark-dev libpq-dev)
 case "${1:-build}" in
   build) ;;
-  test) want+=(chromium iproute2 procps util-linux python3 curl python3-jsonschema openssl nginx-light python3-grpcio postgresql-15) ;;
+  test) want+=(chromium iproute2 procps util-linux python3 curl python3-jsonschema openssl nginx-light haproxy python3-grpcio postgresql-15) ;;
   bench) want+=(chromium iproute2 procps util-linux python3 curl python3-jsonschema openssl nginx-light wrk hey haproxy hyperfine time nghttp2-client postgresql-15) ;;
   *) echo "setup.sh: error: unknown profile '$1' (expected build, test or bench)" >&2; exit 2 ;;
 esac

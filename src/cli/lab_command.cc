@@ -56,6 +56,7 @@ struct Flags {
   std::string liveness = "none", liveness_period = "1s", liveness_timeout = "1s";
   std::string liveness_delay = "0s", liveness_failure = "3";
   std::string nodes = "3", propagation = "1s", seed = "1", dataplane = "l4", retries = "0";
+  std::string ingress;
   std::vector<std::string> action = {"restart"};
   std::string rate = "200", connections = "64", method = "GET", path = "/", timeout = "10s";
   bool no_keepalive = false;
@@ -119,6 +120,9 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--seed", f.seed, "seed of the propagation delays")->capture_default_str();
   app.add_option("--dataplane", f.dataplane, "l4 (kube-proxy) | l7 (ingress)")
       ->capture_default_str();
+  app.add_option("--ingress", f.ingress,
+                 "nginx | haproxy: Debian's nginx or HAProxy as each node's L7 router, "
+                 "reconfigured as their controllers do (implies --dataplane l7)");
   app.add_option("--retries", f.retries, "l7: retries on connect failure, idempotent methods")
       ->capture_default_str();
   app.add_option("--action", f.action, "restart | scale-down N | delete-pod | none")
@@ -285,6 +289,23 @@ void apply_action(const Flags& f, lab::Options& o) {
   }
 }
 
+// --ingress: a real ingress is an L7 router, so it implies --dataplane l7 and refuses l4.
+void apply_ingress(const CLI::App& app, const Flags& f, lab::Options& o) {
+  if (app.count("--ingress") == 0) {
+    return;
+  }
+  if (f.ingress != "nginx" && f.ingress != "haproxy") {
+    throw Error(fmt::format("--ingress: expected nginx or haproxy, got '{}'", f.ingress));
+  }
+  if (app.count("--dataplane") > 0 && o.dataplane == lab::Dataplane::l4) {
+    throw Error(
+        fmt::format("--ingress {}: an ingress routes HTTP; not with --dataplane l4", f.ingress));
+  }
+  o.dataplane = lab::Dataplane::l7;
+  o.ingress = f.ingress == "nginx" ? lab::Ingress::nginx : lab::Ingress::haproxy;
+  lab::ingress_binary(o.ingress);  // missing: its name and the setup command, before any pod
+}
+
 lab::Options to_options(const CLI::App& app, const Flags& f) {
   lab::Options o;
   o.pod.readiness = lab::parse_probe("tcp", "--readiness");
@@ -323,6 +344,7 @@ lab::Options to_options(const CLI::App& app, const Flags& f) {
     throw Error(fmt::format("--dataplane: expected l4 or l7, got '{}'", f.dataplane));
   }
   o.dataplane = f.dataplane == "l4" ? lab::Dataplane::l4 : lab::Dataplane::l7;
+  apply_ingress(app, f, o);
   o.retries = integer(f.retries, "--retries", 0, 100);
   apply_action(f, o);
   o.load.rate = parse_number(f.rate, "--rate");
@@ -374,8 +396,11 @@ diagnose::Diagnosis finish(const record::RunFolder& folder, const record::RunRec
 
 int run_lab(const CLI::App& app, const Flags& f) {
   if (!f.router_only.empty()) {
-    lab::run_router_only(f.router_only == "l7" ? lab::Dataplane::l7 : lab::Dataplane::l4, f.listen,
-                         f.backend);
+    lab::Ingress ingress = f.router_only == "nginx"     ? lab::Ingress::nginx
+                           : f.router_only == "haproxy" ? lab::Ingress::haproxy
+                                                        : lab::Ingress::none;
+    lab::run_router_only(f.router_only == "l4" ? lab::Dataplane::l4 : lab::Dataplane::l7, ingress,
+                         f.listen, f.backend);
     return to_int(ExitCode::ok);
   }
   if (f.demo) {

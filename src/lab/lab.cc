@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include "kubeapi/objects.h"
 #include "lab/database.h"
 #include "lab/endpoint_controller.h"
+#include "lab/ingress.h"
 #include "lab/not_ready.h"
 #include "lab/process_watch.h"
 #include "lab/recorder.h"
@@ -56,6 +58,8 @@ std::vector<std::unique_ptr<Router>> start_routers(const Options& o, Recorder& r
     r.name = fmt::format("node-{}", i);
     r.dataplane = o.dataplane;
     r.retries = o.retries;
+    r.ingress = o.ingress;
+    r.ingress_dir = fmt::format("{}/ingress/{}", recorder.dir(), r.name);
     r.seed = o.seed * 1000 + static_cast<uint64_t>(i);
     routers.push_back(Router::start(r, &recorder));
   }
@@ -241,40 +245,6 @@ kubeapi::ClusterInfo cluster_info(const Options& o, const kube::RolloutLimits& l
 
 namespace {
 
-std::pair<std::string, uint16_t> host_port(const std::string& text, const char* what) {
-  size_t colon = text.rfind(':');
-  if (colon == std::string::npos) {
-    throw Error(fmt::format("{}: expected HOST:PORT, got '{}'", what, text));
-  }
-  return {text.substr(0, colon),
-          static_cast<uint16_t>(parse_integer(text.substr(colon + 1), what, 0, 65535))};
-}
-
-}  // namespace
-
-void run_router_only(Dataplane dataplane, const std::string& listen, const std::string& backend) {
-  RouterOptions r;
-  r.dataplane = dataplane;
-  std::tie(r.listen_host, r.listen_port) = host_port(listen, "--listen");
-  auto [ip, port] = host_port(backend, "--backend");
-  std::unique_ptr<Router> router = Router::start(r, nullptr);
-  router->schedule({{"backend", ip, port, {true, true, false}}, false}, Duration(0));
-  std::printf("listening on %s:%u\n", r.listen_host.c_str(), router->port());
-  std::fflush(stdout);
-  asio::io_context io;
-  asio::signal_set signals(io, SIGINT, SIGTERM);
-  signals.async_wait([](boost::system::error_code, int) {});
-  io.run();
-}
-
-uint16_t pick_free_port() {
-  asio::io_context io;
-  asio::ip::tcp::acceptor acceptor(io, {asio::ip::make_address("127.0.0.1"), 0});
-  return acceptor.local_endpoint().port();
-}
-
-namespace {
-
 // The preStop and readiness as the diagnosis reads them; the lab knows a sleep's delay only.
 record::PreStop prestop_of(const HookSpec& hook) {
   std::optional<Duration> delay;
@@ -326,6 +296,9 @@ record::Scenario describe(const Options& o) {
   x["seed"] = std::to_string(o.seed);
   x["dataplane"] = o.dataplane == Dataplane::l4 ? "l4" : "l7";
   x["retries"] = std::to_string(o.retries);
+  if (o.ingress != Ingress::none) {
+    x["ingress"] = to_string(o.ingress);
+  }
   x["action"] = o.action == Action::restart      ? "restart"
                 : o.action == Action::scale_down ? fmt::format("scale-down {}", o.scale_to)
                 : o.action == Action::none       ? "none"
@@ -451,7 +424,12 @@ Result run(const Options& o) {
   cluster.create_initial_pods();
   bool ready = run_until(
       io,
-      [&] { return interrupted || (cluster.all_ready() && clock.now() > endpoints.settled_at()); },
+      [&] {
+        return interrupted
+               || (cluster.all_ready() && clock.now() > endpoints.settled_at()
+                   && std::all_of(routers.begin(), routers.end(),
+                                  [](const auto& r) { return r->settled(); }));
+      },
       o.ready_timeout);
   if (!ready) {
     record::RunRecord so_far = recorder.snapshot(describe(o), recorder.now());

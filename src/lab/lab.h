@@ -37,6 +37,7 @@ struct Options {
   uint64_t seed = 1;
   Dataplane dataplane = Dataplane::l4;
   int retries = 0;  // l7 only
+  Ingress ingress = Ingress::none;  // l7 only: a real ingress per node (RUN/ingress/NODE/)
   Action action = Action::restart;
   int scale_to = 1;    // Action::scale_down
   load::Options load;  // targets are filled in by the lab (one per router)
@@ -72,7 +73,13 @@ Result run(const Options& options);
 
 // Runs one router in front of a fixed backend ("HOST:PORT") until SIGINT or SIGTERM, for
 // bench/lab_overhead.sh. Prints "listening on HOST:PORT" on stdout once it accepts.
-void run_router_only(Dataplane dataplane, const std::string& listen, const std::string& backend);
+// With an ingress, its files live in a temporary folder removed at the end.
+void run_router_only(Dataplane dataplane, Ingress ingress, const std::string& listen,
+                     const std::string& backend);
+
+// The program that runs `ingress` ("/usr/sbin/nginx"). Throws Error naming it and the setup
+// command when it is not installed.
+std::string ingress_binary(Ingress ingress);
 
 // A TCP port free on 127.0.0.1 right now (the kernel's choice), for the pods to listen on.
 uint16_t pick_free_port();

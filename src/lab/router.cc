@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "base/listen.h"
+#include "lab/ingress.h"
 #include "lab/recorder.h"
 #include "lab/router_core.h"
 
@@ -16,6 +17,9 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
 std::unique_ptr<Router> Router::start(const RouterOptions& options, Recorder* recorder) {
+  if (options.ingress != Ingress::none) {
+    return start_ingress(options, recorder);
+  }
   return options.dataplane == Dataplane::l4 ? start_l4(options, recorder)
                                             : start_l7(options, recorder);
 }

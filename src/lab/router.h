@@ -20,6 +20,14 @@ enum class Dataplane {
   l7,  // an ingress: a backend per HTTP request, upstream keep-alive pool, 502 on failure
 };
 
+// Which program routes an l7 node: zerodrop's own proxy, or a real ingress reconfigured at each
+// propagation time as its controller does it (ingress.cc).
+enum class Ingress {
+  none,     // the l7 router (l7_proxy.cc)
+  nginx,    // Debian's nginx: the upstream block rewritten, then a graceful reload (SIGHUP)
+  haproxy,  // Debian's HAProxy: servers added, set to maint and deleted through its runtime API
+};
+
 struct RouterOptions {
   std::string name = "node-1";
   Dataplane dataplane = Dataplane::l4;
@@ -29,6 +37,8 @@ struct RouterOptions {
   Duration connect_timeout = std::chrono::seconds(1);    // to a backend
   Duration upstream_timeout = std::chrono::seconds(30);  // l7: a backend's whole response
   uint64_t seed = 1;                                     // l4 picks backends at random
+  Ingress ingress = Ingress::none;                       // l7 only
+  std::string ingress_dir;  // a real ingress's config, logs and sockets; created if missing
 };
 
 // What an l4 router knows of one client connection: the pod it chose and what became of its
@@ -63,6 +73,14 @@ public:
   virtual std::optional<ClientConnection> connection_of(uint16_t client_port) const = 0;
   // The number of connections whose backend connection failed (refused, timed out, none left).
   virtual uint64_t refusals() const = 0;
+
+  // Whether every change scheduled so far has been applied, or is simply not due yet: a real
+  // ingress that is still reloading is not settled. Zerodrop's routers apply when due.
+  virtual bool settled() const { return true; }
+
+  // Adds to `request` what the router itself reported about it (a real ingress: a failed
+  // connect to the pod it names is a refused backend connection). Nothing by default.
+  virtual void join_report(record::RequestRecord& request) const { (void)request; }
 };
 
 }  // namespace zerodrop::lab

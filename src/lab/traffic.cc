@@ -89,6 +89,7 @@ void Traffic::on_record(const record::RequestRecord& original) {
     if (r.local_port != 0) {
       join_connection(router, r);
     }
+    router.join_report(r);
   }
   ++requests_;
   failed_ += r.failed ? 1 : 0;

@@ -48,3 +48,10 @@ expect_grep "^zerodrop: error: --to: " "$WORK/err"
 printf 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        image: app:2\n' >"$WORK/image-only.yaml"
 expect_exit 2 "$ZERODROP" lab --to-file "$WORK/image-only.yaml" -- true
 expect_grep "image-only.yaml: container app has no command or args" "$WORK/err"
+
+# A real ingress is an L7 router.
+expect_exit 2 "$ZERODROP" lab --ingress nginx --dataplane l4 -- true
+expect_grep "^zerodrop: error: --ingress nginx: an ingress routes HTTP; not with --dataplane l4$" \
+  "$WORK/err"
+expect_exit 2 "$ZERODROP" lab --ingress traefik -- true
+expect_grep "^zerodrop: error: --ingress: expected nginx or haproxy, got 'traefik'$" "$WORK/err"
