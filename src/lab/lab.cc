@@ -339,6 +339,13 @@ record::Scenario describe(const Options& o) {
     x["client_retry"] = "once";
   }
   x["connections"] = std::to_string(o.load.connections);
+  if (o.load.protocol != load::Protocol::http1) {
+    x["protocol"] = o.load.protocol == load::Protocol::grpc ? "grpc" : "h2";
+    x["streams"] = std::to_string(o.load.streams);
+  }
+  if (o.load.protocol == load::Protocol::grpc) {
+    x["grpc"] = o.load.grpc_method;
+  }
   x["method"] = o.method;
   x["path"] = o.path;
   x["warmup"] = format_duration(o.warmup);

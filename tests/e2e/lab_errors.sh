@@ -43,3 +43,11 @@ expect_grep "^zerodrop: error: --to: " "$WORK/err"
 printf 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        image: app:2\n' >"$WORK/image-only.yaml"
 expect_exit 2 "$ZERODROP" lab --to-file "$WORK/image-only.yaml" -- true
 expect_grep "image-only.yaml: container app has no command or args" "$WORK/err"
+
+# HTTP/2 passes through the l4 router (a TCP proxy) only; the l7 router parses HTTP/1.1.
+expect_exit 2 "$ZERODROP" lab --dataplane l7 --grpc zd.Echo/Call -- true
+expect_grep "^zerodrop: error: --dataplane l7 --grpc: the l7 router speaks HTTP/1.1; HTTP/2 routing is planned$" "$WORK/err"
+expect_exit 2 "$ZERODROP" lab --dataplane l7 --http2 -- true
+expect_grep "HTTP/2 routing is planned$" "$WORK/err"
+expect_exit 2 "$ZERODROP" lab --grpc nomethod -- true
+expect_grep "^zerodrop: error: --grpc: expected SERVICE/METHOD" "$WORK/err"
