@@ -292,6 +292,8 @@ record::Readiness readiness_of(const ProbeSpec& probe) {
       return {record::ProbeKind::tcp, ""};
     case ProbeSpec::Kind::exec:
       return record::parse_readiness(probe.describe(), "--readiness");
+    case ProbeSpec::Kind::grpc:
+      return {record::ProbeKind::grpc, probe.service};
     case ProbeSpec::Kind::none:
       break;
   }
