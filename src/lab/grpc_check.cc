@@ -56,7 +56,7 @@ public:
         timer_(io),
         target_(target),
         authority_(fmt::format("{}:{}", target.ip, target.port)),
-        body_(health_check_request(spec.path)),
+        body_(health_check_request(spec.service)),
         timeout_(timeout),
         done_(std::move(done)) {}
 
