@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -144,10 +145,18 @@ std::vector<std::string> h2_notes(const record::RunRecord& run, const std::vecto
   for (const PodLife& p : pods) {
     last_deletion = std::max(last_deletion, p.deletion.value_or(Micros{0}));
   }
+  // Only the pods the rollout left: the deleted ones drain their last connections meanwhile.
+  std::set<std::string> deleted;
+  for (const PodLife& p : pods) {
+    if (p.deletion) {
+      deleted.insert(p.name);
+    }
+  }
   std::map<std::string, uint64_t> tail;
   uint64_t total = 0;
   for (const RequestRecord& r : run.requests) {
-    if (r.h2 && !r.backend.empty() && r.sent.value_or(r.intended) > last_deletion) {
+    if (r.h2 && !r.backend.empty() && !deleted.contains(r.backend)
+        && r.sent.value_or(r.intended) > last_deletion) {
       ++tail[r.backend];
       ++total;
     }
@@ -161,7 +170,7 @@ std::vector<std::string> h2_notes(const record::RunRecord& run, const std::vecto
   if (share >= 1.5 / static_cast<double>(tail.size())) {
     notes.push_back(fmt::format(
         "post-rollout skew: pod {} took {:.0f} % of the RPCs after the last deletion ({} pods "
-        "served): HTTP/2 connections stay where they reconnected; a MAX_CONNECTION_AGE (grpc-go "
+        "left): HTTP/2 connections stay where they reconnected; a MAX_CONNECTION_AGE (grpc-go "
         "keepalive.ServerParameters, C++ grpc.max_connection_age_ms, Java maxConnectionAge) with "
         "a grace ≥ the longest RPC spreads them again",
         top->first, share * 100, tail.size()));

@@ -438,7 +438,9 @@ void Http2Session::end_connection(std::string_view why, Outcome before, Outcome 
   record::CloseKind closed = !connection_error_.empty() ? record::CloseKind::protocol_error
                              : before == Outcome::closed_before_response ? record::CloseKind::eof
                                                                          : record::CloseKind::reset;
-  report_connection(record::EventKind::connection_closed, closed, active_);
+  if (settings_) {  // before the server's SETTINGS, a refusal (the router's), not a close
+    report_connection(record::EventKind::connection_closed, closed, active_);
+  }
   for (Slot& slot : slots_) {
     if (!slot.in_use) {
       continue;

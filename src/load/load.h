@@ -130,8 +130,9 @@ struct Summary {
 };
 
 // What an HTTP/2 connection said or suffered: a GOAWAY received (EventKind::goaway_received), or
-// its end coming from the server's side (EventKind::connection_closed: EOF, reset, or a protocol
-// error). A connection the client closes itself (idle after a GOAWAY, end of run) has none.
+// its end coming from the server's side once the server had sent its SETTINGS
+// (EventKind::connection_closed: EOF, reset, or a protocol error). A connection the client closes
+// itself (idle after a GOAWAY, end of run), or one ended before the server spoke, has none.
 struct ConnectionEvent {
   record::EventKind kind = record::EventKind::goaway_received;
   record::Micros t{0};       // since the run's t = 0, as records' times
