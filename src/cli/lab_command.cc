@@ -21,6 +21,8 @@
 #include "lab/lab.h"
 #include "lab/manifest.h"
 #include "lab/runs.h"
+#include "load/grpc.h"
+#include "load/input.h"
 #include "report/report.h"
 
 namespace zerodrop::cli {
@@ -70,6 +72,8 @@ struct Flags {
   std::vector<std::string> kube_api;  // given: serve the API; one value: the address
   std::vector<std::string> kube_api_deny;
   std::string to, to_file, db = "none", migrate, migrate_at = "before";
+  bool http2 = false;
+  std::string grpc, body_file, streams = "100";
 };
 
 void add_flags(CLI::App& app, Flags& f) {
@@ -144,6 +148,14 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--runs", f.runs,
                  "repeat the rollout N times with seeds --seed, --seed+1, …; one sub-folder of "
                  "--out per run and a summary of the holes per run")
+      ->capture_default_str();
+  app.add_flag("--http2", f.http2,
+               "HTTP/2 (h2c, prior knowledge) through the l4 routers; default 8 connections");
+  app.add_option("--grpc", f.grpc,
+                 "unary gRPC call SERVICE/METHOD (implies --http2 and POST), as zerodrop load");
+  app.add_option("--body-file", f.body_file,
+                 "the request body; with --grpc the serialized request message");
+  app.add_option("--streams", f.streams, "HTTP/2: concurrent streams per connection")
       ->capture_default_str();
   app.add_option("--method", f.method, "HTTP method")->capture_default_str();
   app.add_option("--path", f.path, "request path")->capture_default_str();
@@ -266,6 +278,36 @@ void apply_probe_flags(const CLI::App& app, const Flags& f, lab::Options& o) {
         [&] { l.failure_threshold = integer(f.liveness_failure, "--liveness-failure", 1, 1000); });
 }
 
+// --http2, --grpc, --body-file, --streams: the lab's load speaks HTTP/2 through the l4 routers
+// (TCP proxies, so frames pass unchanged); the l7 router parses HTTP/1.1 only.
+void apply_http2_flags(const CLI::App& app, const Flags& f, lab::Options& o) {
+  if (!f.body_file.empty()) {
+    o.load.body = load::read_file(f.body_file, "--body-file");
+  }
+  if (f.grpc.empty() && !f.http2) {
+    return;
+  }
+  if (o.dataplane == lab::Dataplane::l7) {
+    throw Error(fmt::format("--dataplane l7 {}: the l7 router speaks HTTP/1.1; HTTP/2 routing is "
+                            "planned",
+                            f.grpc.empty() ? "--http2" : "--grpc"));
+  }
+  o.load.protocol = f.grpc.empty() ? load::Protocol::http2 : load::Protocol::grpc;
+  if (!f.grpc.empty()) {
+    if (app.count("--method") > 0) {
+      throw Error("--method: a gRPC call is always a POST; leave --method out with --grpc");
+    }
+    load::grpc_path(f.grpc);  // throws, naming --grpc, on a malformed name
+    o.load.grpc_method = f.grpc;
+    o.method = "POST";
+  }
+  if (app.count("--connections") == 0) {
+    o.load.connections = 8;  // each one is pinned to a pod by the l4 router
+  }
+  o.load.fresh_share = 0;  // `Connection: close` does not exist in HTTP/2
+  o.load.streams = static_cast<uint32_t>(integer(f.streams, "--streams", 1, 100000));
+}
+
 void apply_action(const Flags& f, lab::Options& o) {
   std::string verb = f.action.at(0);
   std::string count = f.action.size() > 1 ? f.action[1] : "";
@@ -361,6 +403,7 @@ lab::Options to_options(const CLI::App& app, const Flags& f) {
   o.warmup = dur(f.warmup, "--warmup");
   o.tail = dur(f.tail, "--tail");
   o.ready_timeout = dur(f.ready_timeout, "--ready-timeout");
+  apply_http2_flags(app, f, o);
   o.out_dir = f.out;
   if (f.pid_namespace != "auto" && f.pid_namespace != "off") {
     throw Error(fmt::format("--pid-namespace: expected auto or off, got '{}'", f.pid_namespace));

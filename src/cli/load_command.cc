@@ -205,6 +205,9 @@ void set_http2_options(const Flags& f, load::Options& o) {
     if (f.method_given) {
       throw Error("--method: a gRPC call is always a POST; leave --method out with --grpc");
     }
+    if (o.targets.size() != 1) {
+      throw Error("--grpc: give one URL (the server), not --targets");
+    }
     o.protocol = load::Protocol::grpc;
     o.grpc_method = f.grpc;
     for (load::Target& t : o.targets) {

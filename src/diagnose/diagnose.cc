@@ -11,6 +11,7 @@
 #include "diagnose/evidence.h"
 #include "diagnose/facts.h"
 #include "diagnose/fix.h"
+#include "diagnose/h2_rules.h"
 #include "diagnose/rules.h"
 
 namespace zerodrop::diagnose {
@@ -397,6 +398,7 @@ Diagnosis diagnose(const record::RunRecord& run, const Options& options) {
   d.grace_kills = grace_kills_of(run, facts, d.failures);
   d.coverage = coverage_of(run, facts);
   d.conclusion = conclusion_of(d, facts) + grace_kills_text(d.grace_kills);
+  d.notes = h2_notes(run, d.pods);
   return d;
 }
 

@@ -112,6 +112,12 @@ struct PodLife {
   std::string signal_ignored;  // why the stop signal did nothing (PID 1 without a handler), if so
   std::string version;         // "A" or "B" when the run rolled one version to another
   std::vector<ProcessExit> process_exits;  // in time order
+  // HTTP/2 client connections to it: the first GOAWAY one of them received, how many received
+  // one, and those it closed (EOF or reset) without any GOAWAY, with the streams open on them.
+  std::optional<record::Micros> first_goaway;
+  std::vector<uint32_t> goaway_connections;  // their numbers (records' `conn`), each once
+  uint32_t closed_without_goaway = 0;
+  uint32_t streams_cut = 0;
 };
 
 // A pod its stop signal did not stop: it was SIGKILLed at the end of the grace period.
@@ -187,6 +193,9 @@ struct Diagnosis {
   Coverage coverage;             // what the terminations put to the test
   bool rollout_related = false;  // some failure has a rollout cause (a hole other than unexplained)
   std::string conclusion;        // one sentence: pass, the holes, or "no rollout-related cause"
+  // Latent risks the run showed even where nothing failed, one sentence each, never holes:
+  // HTTP/2 connections closed without GOAWAY, load left uneven across pods by pinned connections.
+  std::vector<std::string> notes;
 };
 
 // The name of the stop signal the run's pods got ("SIGTERM", "SIGQUIT"): the first signalled

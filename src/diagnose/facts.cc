@@ -104,6 +104,23 @@ void apply_event(PodLife& life, const Event& e) {
     case EventKind::process_exited:
       life.process_exits.push_back(process_exit(e));
       break;
+    case EventKind::goaway_received:
+      set_first(life.first_goaway, e.t);
+      // A graceful drain sends two per connection: count each connection once.
+      if (e.connection
+          && std::find(life.goaway_connections.begin(), life.goaway_connections.end(),
+                       e.connection->conn)
+                 == life.goaway_connections.end()) {
+        life.goaway_connections.push_back(e.connection->conn);
+      }
+      break;
+    case EventKind::connection_closed:
+      if (e.connection && !e.connection->goaway
+          && e.connection->closed != record::CloseKind::protocol_error) {
+        ++life.closed_without_goaway;
+        life.streams_cut += e.connection->open_streams;
+      }
+      break;
     default:
       break;
   }

@@ -9,6 +9,7 @@
 #include "base/duration.h"
 #include "base/error.h"
 #include "diagnose/facts.h"
+#include "diagnose/h2_rules.h"
 
 namespace zerodrop::diagnose {
 namespace {
@@ -351,6 +352,9 @@ void name_stop_signal(std::string& text, const std::string& signal) {
 
 Fix fix_for(Hole hole, const FixInputs& in) {
   Fix fix = fix_of(hole, in);
+  for (std::string& step : h2_fix_steps(hole, in.scenario)) {
+    fix.steps.push_back(std::move(step));
+  }
   for (std::string& step : fix.steps) {
     name_stop_signal(step, in.stop_signal);
   }

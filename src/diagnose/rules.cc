@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "base/subprocess.h"
+#include "diagnose/h2_rules.h"
 #include "http/proxy_failure.h"
 
 namespace zerodrop::diagnose {
@@ -333,6 +334,10 @@ std::optional<RequestDiagnosis> in_flight_rule(const Case& c) {
   return make(c, Hole::no_drain, fmt::format("in flight at pod {}, broken {}", c.life.name, how));
 }
 
+std::optional<RequestDiagnosis> http2_rule(const Case& c) {
+  return h2_rule(c.r, c.life, c.state, c.router_applied, c.t);
+}
+
 std::optional<RequestDiagnosis> capacity_rule(const Case& c) {
   if (!overload_sign(c.r.outcome) || !c.context.replicas) {
     return std::nullopt;
@@ -472,13 +477,13 @@ RequestDiagnosis attribute(const RequestRecord& r, size_t index, const Facts& fa
     bool router_applied = applied && *applied <= chosen;
     Case c{r, *life, facts, context, t, state_at(*life, t), applied, chosen, router_applied};
     // Most specific first: an app error on the version a migration broke, a liveness kill, a
-    // SIGKILL, a stale keep-alive connection (a request the router no longer sent there: whatever
-    // then broke its connection, Connection: close would have kept it away), what became of the
-    // request's own connection, a refusal, a request cut in flight, too few replicas, then what the
-    // backend's state says.
+    // SIGKILL, what HTTP/2 frames say (GOAWAY or its absence), a stale keep-alive connection (a
+    // request the router no longer sent there: whatever then broke its connection, Connection:
+    // close would have kept it away), what became of the request's own connection, a refusal, a
+    // request cut in flight, too few replicas, then what the backend's state says.
     std::optional<RequestDiagnosis> found = schema_rule(c);
-    for (auto rule : {liveness_rule, kill_rule, end_of_run_rule, stale_rule, connection_rule,
-                      refusal_rule, in_flight_rule, capacity_rule}) {
+    for (auto rule : {liveness_rule, kill_rule, end_of_run_rule, http2_rule, stale_rule,
+                      connection_rule, refusal_rule, in_flight_rule, capacity_rule}) {
       if (!found) {
         found = rule(c);
       }

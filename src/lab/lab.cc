@@ -262,6 +262,8 @@ record::Readiness readiness_of(const ProbeSpec& probe) {
       return {record::ProbeKind::tcp, ""};
     case ProbeSpec::Kind::exec:
       return record::parse_readiness(probe.describe(), "--readiness");
+    case ProbeSpec::Kind::grpc:
+      return {record::ProbeKind::grpc, probe.service};
     case ProbeSpec::Kind::none:
       break;
   }
@@ -312,6 +314,13 @@ record::Scenario describe(const Options& o) {
     x["client_retry"] = "once";
   }
   x["connections"] = std::to_string(o.load.connections);
+  if (o.load.protocol != load::Protocol::http1) {
+    x["protocol"] = o.load.protocol == load::Protocol::grpc ? "grpc" : "h2";
+    x["streams"] = std::to_string(o.load.streams);
+  }
+  if (o.load.protocol == load::Protocol::grpc) {
+    x["grpc"] = o.load.grpc_method;
+  }
   x["method"] = o.method;
   x["path"] = o.path;
   x["warmup"] = format_duration(o.warmup);

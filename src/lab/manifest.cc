@@ -30,7 +30,7 @@ HookSpec hook_of(const kube::Handler& h, const std::string& path) {
   }
 }
 
-ProbeSpec probe_of(const kube::Probe& p, const std::string& path) {
+ProbeSpec probe_of(const kube::Probe& p, const kube::Container& c, const std::string& path) {
   ProbeSpec probe;
   switch (p.handler.kind) {
     case kube::HandlerKind::http_get:
@@ -43,6 +43,15 @@ ProbeSpec probe_of(const kube::Probe& p, const std::string& path) {
     case kube::HandlerKind::exec:
       probe.kind = ProbeSpec::Kind::exec;
       probe.command = p.handler.command;
+      break;
+    case kube::HandlerKind::grpc:
+      // Kubernetes takes port numbers only here. The container's own port is the pod's port,
+      // which the lab may have chosen (--port 0); another one is probed as written.
+      probe.kind = ProbeSpec::Kind::grpc;
+      probe.service = p.handler.path;
+      if (c.ports.empty() || p.handler.port.number != c.ports.front().container_port) {
+        probe.port = static_cast<uint16_t>(p.handler.port.number);
+      }
       break;
     default:
       throw Error(fmt::format("{}: {} probes are not supported by the lab", path,
@@ -82,10 +91,10 @@ PodSpec new_version_of(const std::string& path, const std::string& container, Po
     base.prestop = hook_of(*c.pre_stop, path);
   }
   if (c.readiness_probe) {
-    base.readiness = probe_of(*c.readiness_probe, path);
+    base.readiness = probe_of(*c.readiness_probe, c, path);
   }
   if (c.liveness_probe) {
-    base.liveness = probe_of(*c.liveness_probe, path);
+    base.liveness = probe_of(*c.liveness_probe, c, path);
   }
   return base;
 }
@@ -107,10 +116,10 @@ void apply_manifest(const std::string& path, const std::string& container, Optio
     options.pod.prestop = hook_of(*c.pre_stop, path);
   }
   if (c.readiness_probe) {
-    options.pod.readiness = probe_of(*c.readiness_probe, path);
+    options.pod.readiness = probe_of(*c.readiness_probe, c, path);
   }
   if (c.liveness_probe) {
-    options.pod.liveness = probe_of(*c.liveness_probe, path);
+    options.pod.liveness = probe_of(*c.liveness_probe, c, path);
   }
   if (!c.ports.empty() && c.ports.front().container_port > 0) {
     options.pod.port = static_cast<uint16_t>(c.ports.front().container_port);

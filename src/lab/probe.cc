@@ -14,6 +14,7 @@
 
 #include "base/error.h"
 #include "base/subprocess.h"
+#include "lab/grpc_check.h"
 
 namespace zerodrop::lab {
 namespace {
@@ -185,6 +186,11 @@ std::shared_ptr<Check> Check::start(asio::io_context& io, const ProbeSpec& spec,
       asio::post(io, [done = std::move(done), why = std::string(e.what())] { done(false, why); });
       return check;
     }
+  }
+  if (spec.kind == ProbeSpec::Kind::grpc) {
+    CheckTarget to = target;
+    to.port = spec.port != 0 ? spec.port : target.port;
+    return start_grpc_check(io, spec, to, timeout, std::move(done));
   }
   auto check = std::make_shared<NetworkCheck>(io, spec, target, timeout, std::move(done));
   check->begin();

@@ -55,6 +55,8 @@ std::string ProbeSpec::describe() const {
       return "exec:" + join(command);
     case Kind::http:
       return "http:" + path;
+    case Kind::grpc:
+      return service.empty() ? "grpc" : "grpc:" + service;
   }
   return "none";
 }
@@ -132,9 +134,13 @@ ProbeSpec parse_probe(std::string_view text, std::string_view what) {
   } else if (text.starts_with("http:") && text.size() > 5 && text[5] == '/') {
     probe.kind = ProbeSpec::Kind::http;
     probe.path = std::string(text.substr(5));
+  } else if (text == "grpc" || (text.starts_with("grpc:") && text.size() > 5)) {
+    probe.kind = ProbeSpec::Kind::grpc;
+    probe.service = text == "grpc" ? "" : std::string(text.substr(5));
   } else {
-    throw Error(fmt::format("{}: expected http:/path, tcp, exec:'command args' or none, got '{}'",
-                            what, text));
+    throw Error(fmt::format(
+        "{}: expected http:/path, tcp, exec:'command args', grpc[:SERVICE] or none, got '{}'", what,
+        text));
   }
   return probe;
 }

@@ -19,11 +19,14 @@ struct HookSpec {
   std::string describe() const;      // the flag form: "sleep:10s", "none"
 };
 
-// A kubelet probe: `http:/readyz`, `tcp`, `exec:'cmd args'`, `none`, with kubelet's knobs.
+// A kubelet probe: `http:/readyz`, `tcp`, `exec:'cmd args'`, `grpc[:SERVICE]`, `none`, with
+// kubelet's knobs.
 struct ProbeSpec {
-  enum class Kind { none, http, tcp, exec };
+  enum class Kind { none, http, tcp, exec, grpc };
   Kind kind = Kind::none;
-  std::string path;
+  std::string path;     // http
+  std::string service;  // grpc: the grpc.health.v1 service asked about ("": the whole server)
+  uint16_t port = 0;    // grpc: a manifest's own probe port; 0: the pod's port
   std::vector<std::string> command;
   Duration initial_delay{0};
   Duration period = std::chrono::seconds(1);  // the lab's default; Kubernetes' is 10 s

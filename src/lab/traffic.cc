@@ -27,6 +27,9 @@ void Traffic::start() {
     on_record(r);
   };
   hooks.stop = &stop_;
+  hooks.on_connection_event = [this](const load::ConnectionEvent& e) {
+    on_connection_event(e);
+  };
   // The engine's clock starts once its workers are ready: its t = 0 is placed on the recorder's
   // timeline exactly, so a request and a pod event compare to the microsecond.
   hooks.on_start = [this](std::chrono::steady_clock::time_point start) {
@@ -70,6 +73,32 @@ void Traffic::join_connection(const Router& router, record::RequestRecord& r) co
   if (c->fate != record::BackendFate::open) {
     r.backend_fate_at = recorder_.since_start(c->fate_at);
   }
+}
+
+void Traffic::on_connection_event(const load::ConnectionEvent& c) {
+  record::Event e;
+  e.kind = c.kind;
+  e.connection = c.facts;
+  for (const auto& router : routers_) {
+    if (router->port() != c.server_port) {
+      continue;
+    }
+    e.router = router->name();
+    if (std::optional<ClientConnection> joined = router->connection_of(c.facts.local_port)) {
+      e.pod = joined->pod;
+    }
+  }
+  if (e.connection->goaway) {
+    e.connection->goaway->t += origin_;  // onto the recorder's timeline, as the event
+  }
+  const record::ConnectionFacts& f = *e.connection;
+  e.detail = c.kind == record::EventKind::goaway_received
+                 ? fmt::format("GOAWAY({}, {}) on connection {}", f.goaway->last_stream_id,
+                               record::h2_error_name(f.goaway->error), f.conn)
+                 : fmt::format("connection {} {} {} GOAWAY, {} stream(s) open", f.conn,
+                               record::to_string(f.closed), f.goaway ? "after" : "without",
+                               f.open_streams);
+  recorder_.event_at(recorder_.start() + origin_ + c.t, std::move(e));
 }
 
 void Traffic::on_record(const record::RequestRecord& original) {

@@ -16,7 +16,8 @@ class Recorder;
 
 // The load engine on its own thread, one target per router. Each record is moved onto the
 // recorder's timeline, gets its router's name, and (l4) the backend the router chose for its
-// connection, found by the client's source port.
+// connection, found by the client's source port. HTTP/2 connection events become events of the
+// pod joined the same way.
 class Traffic {
 public:
   // `routers` must outlive this object. `options.targets` is replaced.
@@ -37,6 +38,7 @@ public:
 private:
   void on_record(const record::RequestRecord& request);
   void join_connection(const Router& router, record::RequestRecord& request) const;
+  void on_connection_event(const load::ConnectionEvent& event);
 
   load::Options options_;
   const std::vector<std::unique_ptr<Router>>& routers_;

@@ -435,6 +435,12 @@ void Http2Session::end_connection(std::string_view why, Outcome before, Outcome 
   if (!goaway_ && connection_error_.empty()) {
     ++worker_.tally().h2.closed_without_goaway;
   }
+  record::CloseKind closed = !connection_error_.empty() ? record::CloseKind::protocol_error
+                             : before == Outcome::closed_before_response ? record::CloseKind::eof
+                                                                         : record::CloseKind::reset;
+  if (settings_) {  // before the server's SETTINGS, a refusal (the router's), not a close
+    report_connection(record::EventKind::connection_closed, closed, active_);
+  }
   for (Slot& slot : slots_) {
     if (!slot.in_use) {
       continue;
@@ -465,6 +471,21 @@ void Http2Session::on_goaway(uint32_t last_stream_id, uint32_t error, std::strin
   assign_bounded(goaway_->debug, debug);
   ++worker_.tally().h2.goaways[std::min<size_t>(error, Http2Counts::kCodes - 1)];
   draining_ = true;
+  report_connection(record::EventKind::goaway_received, record::CloseKind::eof, active_);
+}
+
+// Connection events are rare (a few per connection), so they may allocate.
+void Http2Session::report_connection(record::EventKind kind, record::CloseKind closed,
+                                     uint32_t open_streams) {
+  if (!worker_.hooks().on_connection_event) {
+    return;
+  }
+  ConnectionEvent e{kind,
+                    std::chrono::duration_cast<record::Micros>(std::chrono::steady_clock::now()
+                                                               - worker_.run_start()),
+                    worker_.endpoint(endpoint_).port(),
+                    {conn_, transport_.local_port(), goaway_, closed, open_streams}};
+  worker_.hooks().on_connection_event(e);
 }
 
 void Http2Session::on_settings(uint32_t max_concurrent_streams) {

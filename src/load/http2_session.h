@@ -96,6 +96,7 @@ private:
   record::Outcome classify(Slot& slot, uint32_t error_code);
   bool unprocessed(record::Outcome outcome) const;
   void reset_session();
+  void report_connection(record::EventKind kind, record::CloseKind closed, uint32_t open_streams);
 
   Worker& worker_;
   const Plan& plan_;

@@ -129,6 +129,17 @@ struct Summary {
   Http2Counts h2;
 };
 
+// What an HTTP/2 connection said or suffered: a GOAWAY received (EventKind::goaway_received), or
+// its end coming from the server's side once the server had sent its SETTINGS
+// (EventKind::connection_closed: EOF, reset, or a protocol error). A connection the client closes
+// itself (idle after a GOAWAY, end of run), or one ended before the server spoke, has none.
+struct ConnectionEvent {
+  record::EventKind kind = record::EventKind::goaway_received;
+  record::Micros t{0};       // since the run's t = 0, as records' times
+  uint16_t server_port = 0;  // the port it was connected to (the lab's router)
+  record::ConnectionFacts facts;
+};
+
 // Hooks the caller supplies. Called from the engine's threads; must be cheap and thread-safe.
 struct Hooks {
   std::function<void(const record::RequestRecord&)> on_record;  // every finished request
@@ -137,6 +148,7 @@ struct Hooks {
   // Called once with the steady-clock instant that is t = 0 of every record, before the first
   // request: a caller with its own timeline (the lab) moves records onto it exactly.
   std::function<void(std::chrono::steady_clock::time_point start)> on_start;
+  std::function<void(const ConnectionEvent&)> on_connection_event;  // HTTP/2 runs only
 };
 
 // Validates options as run() does and sends nothing: throws Error naming the culprit (bad URL,

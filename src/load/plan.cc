@@ -86,9 +86,6 @@ void check_http2(const Options& options) {
   }
   if (options.protocol == Protocol::grpc) {
     grpc_path(options.grpc_method);  // throws on a malformed name
-    if (options.targets.size() != 1) {
-      throw Error("--grpc: give one URL (the server), not --targets");
-    }
   }
 }
 

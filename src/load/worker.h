@@ -62,6 +62,8 @@ public:
 
   TimePoint run_start() const { return run_.start; }
 
+  const Hooks& hooks() const { return run_.hooks; }
+
   const boost::asio::ip::tcp::endpoint& endpoint(uint32_t i) const { return endpoints_[i]; }
 
   void on_opened() { ++tally_.connections_opened; }

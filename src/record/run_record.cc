@@ -11,40 +11,18 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "record/json_fields.h"
 
 namespace zerodrop::record {
 namespace {
 
-using nlohmann::json;
-
-constexpr auto kEventNames = std::to_array<std::string_view>({
-    "pod_created",
-    "pod_started",
-    "pod_ready",
-    "pod_unready",
-    "probe_failed",
-    "liveness_restart",
-    "deletion_started",
-    "prestop_started",
-    "prestop_finished",
-    "prestop_failed",
-    "signal_sent",
-    "signal_ignored",
-    "pod_exited",
-    "process_exited",
-    "endpoint_changed",
-    "router_applied",
-    "router_refused",
-    "rollout_started",
-    "rollout_step",
-    "rollout_finished",
-    "disruption_started",
-    "disruption_ended",
-    "note",
-    "migration_started",
-    "migration_finished",
-});
-static_assert(kEventNames.size() == static_cast<size_t>(EventKind::migration_finished) + 1);
+using detail::goaway_from_json;
+using detail::h2_error_of;
+using detail::json;
+using detail::read_lines;
+using detail::time_of;
+using detail::whole;
+using detail::whole_or;
 
 constexpr auto kFateNames =
     std::to_array<std::string_view>({"open", "refused", "reset", "closed", "idle_closed"});
@@ -67,93 +45,8 @@ constexpr auto kH2ErrorNames = std::to_array<std::string_view>({
     "HTTP_1_1_REQUIRED",
 });
 
-nlohmann::ordered_json to_json(const Conditions& c) {
-  return {{"ready", c.ready}, {"serving", c.serving}, {"terminating", c.terminating}};
-}
-
 json optional_micros(const std::optional<Micros>& t) {
   return t ? json(t->count()) : json(nullptr);
-}
-
-template <typename Parse>
-auto read_lines(const std::string& path, Parse parse) {
-  std::ifstream in(path);
-  if (!in) {
-    throw Error(fmt::format("cannot read {}", path));
-  }
-  std::vector<decltype(parse(json{}))> items;
-  std::string line;
-  for (size_t number = 1; std::getline(in, line); ++number) {
-    if (line.empty()) {
-      continue;
-    }
-    try {
-      items.push_back(parse(json::parse(line)));
-    } catch (const json::exception& e) {
-      throw Error(fmt::format("{}:{}: {}", path, number, e.what()));
-    } catch (const Error& e) {
-      throw Error(fmt::format("{}:{}: {}", path, number, e.what()));
-    }
-  }
-  return items;
-}
-
-// A whole number in T's range. JSON floats (1e308), numbers beyond 64 bits and other types are
-// errors: converting them would be undefined behaviour or a silent wrap.
-template <typename T>
-T whole(const json& v, std::string_view field) {
-  using limits = std::numeric_limits<T>;
-  bool fits = false;
-  if (v.is_number_unsigned()) {
-    fits = v.get<uint64_t>() <= static_cast<uint64_t>(limits::max());
-  } else if (v.is_number_integer()) {
-    int64_t x = v.get<int64_t>();
-    fits = x < 0 ? x >= static_cast<int64_t>(limits::min())
-                 : static_cast<uint64_t>(x) <= static_cast<uint64_t>(limits::max());
-  }
-  if (!fits) {
-    throw Error(fmt::format("{}: expected a whole number from {} to {}, got {}", field,
-                            limits::min(), limits::max(), v.dump()));
-  }
-  return v.is_number_unsigned() ? static_cast<T>(v.get<uint64_t>())
-                                : static_cast<T>(v.get<int64_t>());
-}
-
-// whole<T>(j[key]), or `fallback` when the key is missing.
-template <typename T>
-T whole_or(const json& j, const char* key, T fallback) {
-  auto it = j.find(key);
-  return it == j.end() ? fallback : whole<T>(*it, key);
-}
-
-Micros time_of(const json& j, const char* key) {
-  return run_time(whole<int64_t>(j.at(key), key), key);
-}
-
-Event event_from_json(const json& j) {
-  Event e;
-  e.t = time_of(j, "t_us");
-  auto kind = event_kind_from_string(j.at("kind").get<std::string>());
-  if (!kind) {
-    throw Error(fmt::format("unknown event kind '{}'", j.at("kind").get<std::string>()));
-  }
-  e.kind = *kind;
-  e.pod = j.value("pod", "");
-  e.router = j.value("router", "");
-  if (j.contains("conditions")) {
-    const json& c = j["conditions"];
-    e.conditions = Conditions{c.at("ready").get<bool>(), c.at("serving").get<bool>(),
-                              c.at("terminating").get<bool>()};
-  }
-  if (j.contains("exit_code")) {
-    e.exit_code = whole<int>(j["exit_code"], "exit_code");
-  }
-  if (j.contains("signal")) {
-    e.signal = whole<int>(j["signal"], "signal");
-  }
-  e.version = j.value("version", "");
-  e.detail = j.value("detail", "");
-  return e;
 }
 
 std::optional<Micros> micros_or_null(const json& j, const char* key) {
@@ -161,14 +54,6 @@ std::optional<Micros> micros_or_null(const json& j, const char* key) {
     return std::nullopt;
   }
   return time_of(j, key);
-}
-
-uint32_t h2_error_of(const json& v, std::string_view field) {
-  std::optional<uint32_t> code = h2_error_from_name(v.get<std::string>());
-  if (!code) {
-    throw Error(fmt::format("{}: unknown HTTP/2 error '{}'", field, v.get<std::string>()));
-  }
-  return *code;
 }
 
 Http2Facts h2_from_json(const json& j) {
@@ -185,9 +70,7 @@ Http2Facts h2_from_json(const json& j) {
     h.rst = h2_error_of(j["rst"], "rst");
   }
   if (j.contains("goaway") && !j["goaway"].is_null()) {
-    const json& g = j["goaway"];
-    h.goaway = GoawayRecord{time_of(g, "t_us"), whole<uint32_t>(g.at("last_stream_id"), "goaway"),
-                            h2_error_of(g.at("error"), "goaway"), g.value("debug", "")};
+    h.goaway = goaway_from_json(j["goaway"]);
   }
   if (j.contains("grpc_status") && !j["grpc_status"].is_null()) {
     h.grpc_status = whole<int>(j["grpc_status"], "grpc_status");
@@ -297,10 +180,7 @@ void add_h2(json& j, const Http2Facts& h) {
   j["attempts"] = h.attempts;
   j["rst"] = h.rst ? json(h2_error_name(*h.rst)) : json(nullptr);
   if (h.goaway) {
-    j["goaway"] = {{"t_us", h.goaway->t.count()},
-                   {"last_stream_id", h.goaway->last_stream_id},
-                   {"error", h2_error_name(h.goaway->error)},
-                   {"debug", h.goaway->debug}};
+    j["goaway"] = detail::to_json(*h.goaway);
   } else {
     j["goaway"] = nullptr;
   }
@@ -350,19 +230,6 @@ Micros run_time(int64_t us, std::string_view field) {
   return Micros(us);
 }
 
-std::string_view to_string(EventKind kind) {
-  return kEventNames[static_cast<size_t>(kind)];
-}
-
-std::optional<EventKind> event_kind_from_string(std::string_view name) {
-  for (size_t i = 0; i < kEventNames.size(); ++i) {
-    if (kEventNames[i] == name) {
-      return static_cast<EventKind>(i);
-    }
-  }
-  return std::nullopt;
-}
-
 std::string_view to_string(BackendFate fate) {
   return kFateNames[static_cast<size_t>(fate)];
 }
@@ -381,38 +248,6 @@ std::optional<BackendFate> backend_fate_from_string(std::string_view name) {
     }
   }
   return std::nullopt;
-}
-
-nlohmann::ordered_json to_json(const Event& e) {
-  nlohmann::ordered_json j = {{"t_us", e.t.count()}, {"kind", to_string(e.kind)}};
-  if (!e.pod.empty()) {
-    j["pod"] = e.pod;
-  }
-  if (!e.router.empty()) {
-    j["router"] = e.router;
-  }
-  if (e.conditions) {
-    j["conditions"] = to_json(*e.conditions);
-  }
-  if (e.exit_code) {
-    j["exit_code"] = *e.exit_code;
-  }
-  if (e.signal) {
-    j["signal"] = *e.signal;
-  }
-  if (!e.version.empty()) {
-    j["version"] = e.version;
-  }
-  if (!e.detail.empty()) {
-    j["detail"] = e.detail;
-  }
-  return j;
-}
-
-void write_ndjson(std::ostream& out, const Event& e) {
-  // A plain json sorts the keys, as events.ndjson has always had them.
-  json j = to_json(e);
-  out << j.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
 }
 
 void write_ndjson(std::ostream& out, const RequestRecord& r) {
@@ -481,10 +316,6 @@ void write_ndjson(std::ostream& out, const TimeBucket& b) {
 
 std::vector<TimeBucket> read_buckets(const std::string& path) {
   return read_lines(path, bucket_from_json);
-}
-
-std::vector<Event> read_events(const std::string& path) {
-  return read_lines(path, event_from_json);
 }
 
 std::vector<RequestRecord> read_requests(const std::string& path) {

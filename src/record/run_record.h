@@ -52,6 +52,10 @@ enum class EventKind : uint8_t {
   // or signal, and detail the command and the tail of its output.
   migration_started,
   migration_finished,
+  // HTTP/2 connections of the load (the lab joins them to the pod by the client's source port;
+  // `connection` holds the facts): a GOAWAY arrived, or the server's end of the connection came.
+  goaway_received,
+  connection_closed,
 };
 
 std::string_view to_string(EventKind kind);
@@ -69,6 +73,30 @@ struct Conditions {
   bool operator==(const Conditions&) const = default;
 };
 
+// The last GOAWAY a connection received before a request ended.
+struct GoawayRecord {
+  Micros t{0};
+  uint32_t last_stream_id = 0;
+  uint32_t error = 0;  // HTTP/2 error code
+  std::string debug;   // the frame's debug data, at most 256 bytes
+};
+
+// How the server's end of an HTTP/2 connection came: FIN, RST, or a protocol error on which the
+// client ended it with its own GOAWAY.
+enum class CloseKind : uint8_t { eof, reset, protocol_error };
+
+std::string_view to_string(CloseKind kind);
+
+// What goaway_received and connection_closed events say about the connection.
+struct ConnectionFacts {
+  uint32_t conn = 0;        // the load engine's connection number (records' `conn`)
+  uint16_t local_port = 0;  // the client's source port
+  // goaway_received: the frame; connection_closed: the last GOAWAY before the close, if any.
+  std::optional<GoawayRecord> goaway;
+  CloseKind closed = CloseKind::eof;  // connection_closed only
+  uint32_t open_streams = 0;          // connection_closed: streams still open when it came
+};
+
 struct Event {
   Micros t{0};
   EventKind kind = EventKind::note;
@@ -79,6 +107,7 @@ struct Event {
   std::optional<int> signal;
   std::string version;  // pod_created: the version the pod runs ("A", "B"), when two were rolled
   std::string detail;
+  std::optional<ConnectionFacts> connection;  // goaway_received, connection_closed
 };
 
 enum class Connection : uint8_t { fresh, reused };
@@ -108,14 +137,6 @@ std::optional<BackendFate> backend_fate_from_string(std::string_view name);
 // HTTP/2 error codes by name (RFC 9113 §7): "NO_ERROR", "REFUSED_STREAM"; "0x…" past the table.
 std::string h2_error_name(uint32_t code);
 std::optional<uint32_t> h2_error_from_name(std::string_view name);
-
-// The last GOAWAY a connection received before a request ended.
-struct GoawayRecord {
-  Micros t{0};
-  uint32_t last_stream_id = 0;
-  uint32_t error = 0;  // HTTP/2 error code
-  std::string debug;   // the frame's debug data, at most 256 bytes
-};
 
 // How the first attempt of a resent request ended (refused unprocessed).
 struct FirstAttemptRecord {
@@ -192,7 +213,8 @@ struct RunRecord {
 };
 
 // An event as JSON, keys in this order: t_us, kind, pod, router, conditions, exit_code, signal,
-// version, detail (absent ones left out). events.ndjson holds one a line; report.json nests them.
+// version, detail, connection (absent ones left out). events.ndjson holds one a line; report.json
+// nests them.
 nlohmann::ordered_json to_json(const Event& event);
 
 // NDJSON: one object per line. Writers flush nothing; readers throw Error with file and line.

@@ -30,7 +30,7 @@ bool is_typed_key(std::string_view key) {
   return std::find(std::begin(kTypedKeys), std::end(kTypedKeys), key) != std::end(kTypedKeys);
 }
 
-constexpr std::string_view kProbeNames[] = {"none", "http", "tcp", "exec"};
+constexpr std::string_view kProbeNames[] = {"none", "http", "tcp", "exec", "grpc"};
 
 // `text` split at its first colon: "http:/readyz" -> {"http", "/readyz"}; "tcp" -> {"tcp", ""}.
 std::pair<std::string_view, std::optional<std::string_view>> split_kind(std::string_view text) {
@@ -73,7 +73,8 @@ PreStop parse_prestop(std::string_view text, std::string_view what) {
 
 std::string Readiness::text() const {
   std::string_view name = kProbeNames[static_cast<size_t>(kind)];
-  bool bare = kind == ProbeKind::none || (kind == ProbeKind::tcp && target.empty());
+  bool bare = kind == ProbeKind::none
+              || ((kind == ProbeKind::tcp || kind == ProbeKind::grpc) && target.empty());
   return bare ? std::string(name) : fmt::format("{}:{}", name, target);
 }
 
@@ -82,13 +83,13 @@ Readiness parse_readiness(std::string_view text, std::string_view what) {
   for (size_t i = 0; i < std::size(kProbeNames); ++i) {
     auto probe = static_cast<ProbeKind>(i);
     bool needs_target = probe == ProbeKind::http || probe == ProbeKind::exec;
-    bool takes_target = needs_target || probe == ProbeKind::tcp;
+    bool takes_target = needs_target || probe == ProbeKind::tcp || probe == ProbeKind::grpc;
     if (kind == kProbeNames[i] && (rest ? takes_target : !needs_target)) {
       return {probe, std::string(rest.value_or(""))};
     }
   }
-  throw Error(
-      fmt::format("{}: expected none, tcp, http:PATH or exec:COMMAND, got '{}'", what, text));
+  throw Error(fmt::format(
+      "{}: expected none, tcp, http:PATH, exec:COMMAND or grpc[:SERVICE], got '{}'", what, text));
 }
 
 std::map<std::string, std::string> to_strings(const Scenario& s) {

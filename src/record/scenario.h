@@ -23,12 +23,14 @@ struct PreStop {
 // Throws Error naming `what` on anything else.
 PreStop parse_prestop(std::string_view text, std::string_view what);
 
-enum class ProbeKind : uint8_t { none, http, tcp, exec };
+enum class ProbeKind : uint8_t { none, http, tcp, exec, grpc };
 
-// A readiness probe as the run used it: "none", "tcp", "http:/readyz", "exec:cat /tmp/ready".
+// A readiness probe as the run used it: "none", "tcp", "http:/readyz", "exec:cat /tmp/ready",
+// "grpc", "grpc:SERVICE".
 struct Readiness {
   ProbeKind kind = ProbeKind::none;
-  std::string target;  // http: the path; exec: the command; tcp: empty or the port
+  std::string target;  // http: the path; exec: the command; tcp: empty or the port; grpc: the
+                       // health service, empty for the whole server
 
   std::string text() const;  // the form above, which parse_readiness reads back
   bool operator==(const Readiness&) const = default;

@@ -143,7 +143,11 @@ void write_html_body(std::ostream& out, const record::RunRecord& run, const Diag
       << escape(run.engine.empty() ? "run" : run.engine)
       << fmt::format(R"( <span class="verdict {}">{}</span></h1>)", pass ? "pass" : "fail",
                      pass ? "PASS" : "FAIL")
-      << "<p>" << escape(d.conclusion) << "</p></header>\n";
+      << "<p>" << escape(d.conclusion) << "</p>";
+  for (const std::string& note : d.notes) {
+    out << "<p class=\"note\">Note: " << escape(note) << "</p>";
+  }
+  out << "</header>\n";
   load_section(out, d);
   out << "<section id=\"chart\"><h2>The two clocks</h2><p>Each pod's life (kubelet: preStop, "
       << "stop signal, SIGKILL), each router's update of each termination, and the requests "

@@ -51,7 +51,26 @@ std::optional<Micros> first_of(std::initializer_list<std::optional<Micros>> mome
   return std::nullopt;
 }
 
-void pod_bar(std::ostream& out, const Scale& sc, const PodLife& p, double y, Micros end) {
+// HTTP/2 connection events of one pod as marks on its bar: a green triangle per GOAWAY a client
+// connection received, a red one per connection it closed without GOAWAY.
+void connection_marks(std::ostream& out, const Scale& sc, const std::string& pod, double y,
+                      const std::vector<record::Event>& events) {
+  for (const record::Event& e : events) {
+    bool goaway = e.kind == record::EventKind::goaway_received;
+    bool blind =
+        e.kind == record::EventKind::connection_closed && e.connection && !e.connection->goaway;
+    if (e.pod != pod || (!goaway && !blind)) {
+      continue;
+    }
+    out << fmt::format(R"(<path class="{}" fill="{}" d="M{:.1f} {:.1f} l-4 -6 h8 z">)"
+                       R"(<title>{} at {} s: {}</title></path>)",
+                       goaway ? "goaway" : "closed-no-goaway", goaway ? "#2a6" : "#c33", sc.x(e.t),
+                       y, escape(pod), seconds(e.t), escape(e.detail));
+  }
+}
+
+void pod_bar(std::ostream& out, const Scale& sc, const PodLife& p, double y, Micros end,
+             const std::vector<record::Event>& events) {
   out << fmt::format(R"(<g class="pod-bar" data-pod="{}">)", escape(p.name));
   out << fmt::format(R"(<text class="label" x="{}" y="{:.1f}">{}</text>)", kLeft - 8, y + 11,
                      escape(p.name));
@@ -72,6 +91,7 @@ void pod_bar(std::ostream& out, const Scale& sc, const PodLife& p, double y, Mic
                        R"(<title>{} liveness restart at {} s</title></circle>)",
                        sc.x(t), y + 7, escape(p.name), seconds(t));
   }
+  connection_marks(out, sc, p.name, y, events);
   out << "</g>\n";
 }
 
@@ -174,7 +194,7 @@ void chart(std::ostream& out, const record::RunRecord& run, const Diagnosis& d) 
                      kWidth, height, kWidth, height);
   double y = 10;
   for (const PodLife& p : d.pods) {
-    pod_bar(out, sc, p, y, sc.end);
+    pod_bar(out, sc, p, y, sc.end, run.events);
     y += kRow;
   }
   for (const std::string& router : routers) {

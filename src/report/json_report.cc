@@ -230,6 +230,7 @@ void write_json(std::ostream& out, const record::RunRecord& run, const diagnose:
   j["schema"] = "zerodrop-report/1";
   j["verdict"] = d.verdict == diagnose::Verdict::pass ? "pass" : "fail";
   j["conclusion"] = d.conclusion;
+  j["notes"] = d.notes;
   j["rollout_related"] = d.rollout_related;
   j["engine"] = run.engine;
   j["scenario"] = record::to_strings(run.scenario);

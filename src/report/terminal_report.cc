@@ -86,6 +86,17 @@ void print_header(std::ostream& out, const Diagnosis& d, const Style& s) {
   out << wrap(d.conclusion, "", s.width - 6).substr(0);
 }
 
+// Latent risks the run showed, also when nothing failed: never holes.
+void print_notes(std::ostream& out, const Diagnosis& d, const Style& s) {
+  if (d.notes.empty()) {
+    return;
+  }
+  out << '\n' << s.bold("Notes") << '\n';
+  for (const std::string& note : d.notes) {
+    out << wrap("- " + note, "  ", s.width - 4);
+  }
+}
+
 void print_load(std::ostream& out, const Diagnosis& d, const Style& s) {
   const diagnose::Totals& t = d.totals;
   out << '\n' << s.bold("Load") << '\n';
@@ -365,6 +376,7 @@ void print_terminal(std::ostream& out, const record::RunRecord& run, const Diagn
   print_grace_kills(out, d, style);
   print_coverage(out, d, style);
   print_holes(out, d, style);
+  print_notes(out, d, style);
   print_timeline(out, run, d, style);
 }
 

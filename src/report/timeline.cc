@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -100,6 +101,36 @@ std::vector<Bucket> bucketize(const record::RunRecord& run, const diagnose::Diag
   return buckets;
 }
 
+// HTTP/2 connection events, one mark per pod and kind at the first of them: a rollout drains
+// many connections at once, and one mark each would bury the pod events.
+void add_connection_marks(const record::RunRecord& run, std::vector<Mark>& out) {
+  struct Seen {
+    Micros first{0};
+    std::vector<uint32_t> conns;
+  };
+
+  std::map<std::pair<std::string, bool>, Seen> seen;  // (pod, GOAWAY?) -> connections
+  for (const record::Event& e : run.events) {
+    bool goaway = e.kind == record::EventKind::goaway_received;
+    bool blind =
+        e.kind == record::EventKind::connection_closed && e.connection && !e.connection->goaway;
+    if ((!goaway && !blind) || !e.connection || e.pod.empty()) {
+      continue;
+    }
+    auto [it, fresh] = seen.try_emplace({e.pod, goaway}, Seen{e.t, {}});
+    std::vector<uint32_t>& conns = it->second.conns;
+    if (std::find(conns.begin(), conns.end(), e.connection->conn) == conns.end()) {
+      conns.push_back(e.connection->conn);
+    }
+  }
+  for (const auto& [key, s] : seen) {
+    out.push_back(
+        {s.first, MarkKind::connection,
+         key.second ? fmt::format("{} GOAWAY ({} conn)", key.first, s.conns.size())
+                    : fmt::format("{} closed {} conn without GOAWAY", key.first, s.conns.size())});
+  }
+}
+
 std::vector<Mark> marks(const record::RunRecord& run, const diagnose::Diagnosis& d) {
   std::vector<Mark> out;
   for (const diagnose::PodLife& p : d.pods) {
@@ -123,6 +154,7 @@ std::vector<Mark> marks(const record::RunRecord& run, const diagnose::Diagnosis&
       out.push_back({e.t, MarkKind::rollout, "migration done"});
     }
   }
+  add_connection_marks(run, out);
   std::stable_sort(out.begin(), out.end(), [](const Mark& a, const Mark& b) { return a.t < b.t; });
   return out;
 }

@@ -29,16 +29,18 @@ std::vector<Bucket> bucketize(const record::RunRecord& run, const diagnose::Diag
 // The last moment the record knows: its end, or its latest event or request.
 Micros run_end(const record::RunRecord& run);
 
-enum class MarkKind : uint8_t { pod, router, rollout, disruption };
+enum class MarkKind : uint8_t { pod, router, rollout, disruption, connection };
 
-// A moment worth a mark on a timeline: a pod's lifecycle event or a router's update.
+// A moment worth a mark on a timeline: a pod's lifecycle event, a router's update, or HTTP/2
+// connections a pod sent GOAWAY on or closed without one.
 struct Mark {
   Micros t{0};
   MarkKind kind = MarkKind::pod;
   std::string text;  // "web-0 SIGTERM", "node-2 drops web-0"
 };
 
-// Pod lifecycle moments, router terminations, rollout steps and the disruption, in time order.
+// Pod lifecycle moments, router terminations, rollout steps, the disruption and HTTP/2 connection
+// events, in time order.
 std::vector<Mark> marks(const record::RunRecord& run, const diagnose::Diagnosis& diagnosis);
 
 // A bucket width giving at most `max_buckets` over `span`: 0.1 s, 0.2 s, 0.5 s, 1 s, 2 s, 5 s …

@@ -44,24 +44,11 @@ expect_grep "error: --grpc: expected SERVICE/METHOD" "$WORK/err"
 expect_exit 2 "$ZERODROP" load --grpc zd.Echo/Call --ok-grpc-status NOPE "$url"
 expect_grep "error: --ok-grpc-status: 'NOPE'" "$WORK/err"
 
-# Interop with gRPC's C core (python3-grpcio, Debian's /usr/bin/python3): a generic unary handler.
+# Interop with gRPC's C core: tests/testing/grpc_server.py on Debian's python3-grpcio.
 /usr/bin/python3 -c 'import grpc' 2>/dev/null || { echo "python3-grpcio is missing: interop part skipped" >&2; exit 0; }
 port=$(free_port)
-/usr/bin/python3 - "$port" >"$WORK/py.log" 2>&1 <<'PY' &
-import sys, grpc
-from concurrent import futures
-def call(request, context):
-    context.set_trailing_metadata((("x-pod-name", "py-0"),))
-    return request
-handler = grpc.method_handlers_generic_handler(
-    "zd.Echo", {"Call": grpc.unary_unary_rpc_method_handler(call)})
-server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-server.add_generic_rpc_handlers((handler,))
-server.add_insecure_port(f"127.0.0.1:{sys.argv[1]}")
-server.start()
-print("listening", flush=True)
-server.wait_for_termination()
-PY
+/usr/bin/python3 "$SOURCE_DIR/tests/testing/grpc_server.py" --port "$port" --name py-0 \
+  >"$WORK/py.log" 2>&1 &
 for _ in $(seq 100); do grep -q listening "$WORK/py.log" && break; sleep 0.05; done
 expect_exit 0 "$ZERODROP" load --grpc zd.Echo/Call --body hello "http://127.0.0.1:$port" \
   --rate 100 --duration 0.3s --records "$WORK/py.ndjson"
@@ -69,4 +56,10 @@ expect_grep '^grpc-status OK 30$' "$WORK/out"
 expect_grep '"backend":"py-0"' "$WORK/py.ndjson"
 expect_exit 1 "$ZERODROP" load --grpc zd.Echo/Missing "http://127.0.0.1:$port" --rate 50 \
   --duration 0.1s
+expect_grep 'grpc_other 5' "$WORK/out"
+# Its health service: SERVING for the server and zd.Echo (08 01), NOT_FOUND for another service.
+expect_exit 0 "$ZERODROP" load --grpc grpc.health.v1.Health/Check "http://127.0.0.1:$port" \
+  --rate 50 --duration 0.1s --records "$WORK/health.ndjson"
+expect_exit 1 "$ZERODROP" load --grpc grpc.health.v1.Health/Check --body $'\x0a\x04nope' \
+  "http://127.0.0.1:$port" --rate 50 --duration 0.1s
 expect_grep 'grpc_other 5' "$WORK/out"

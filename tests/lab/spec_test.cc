@@ -39,7 +39,7 @@ TEST(Spec, ParsesProbeForms) {
   EXPECT_EQ(parse_probe("tcp", "--readiness").kind, ProbeSpec::Kind::tcp);
   EXPECT_EQ(parse_probe("none", "--readiness").kind, ProbeSpec::Kind::none);
   EXPECT_EQ(parse_probe("exec:'test -f /tmp/x'", "--readiness").command.size(), 3u);
-  EXPECT_THROW(parse_probe("grpc", "--readiness"), Error);
+  EXPECT_THROW(parse_probe("grpc:", "--readiness"), Error);
 }
 
 TEST(Spec, ExpandsTheCommandTemplate) {

@@ -49,7 +49,9 @@ TEST(Scenario, HooksAndProbesKnowWhatTheyCanSay) {
   for (const char* bad : {"sleep", "sleep:soon", "exec", "wait:5s", ""}) {
     EXPECT_THROW(parse_prestop(bad, "p"), Error) << bad;
   }
-  for (const char* bad : {"http", "grpc:1", "none:x", ""}) {
+  EXPECT_EQ(parse_readiness("grpc", "r").text(), "grpc");
+  EXPECT_EQ(parse_readiness("grpc:zd.Echo", "r").target, "zd.Echo");
+  for (const char* bad : {"http", "grpcx:1", "none:x", ""}) {
     EXPECT_THROW(parse_readiness(bad, "r"), Error) << bad;
   }
 }
