@@ -106,8 +106,9 @@ const Endpoint* RouterCore::choose(const std::vector<std::string>& skip) {
 }
 
 void RouterCore::remember_client(uint16_t client_port, const std::string& pod) {
+  Clock::time_point now = clock_.now();
   std::lock_guard lock(clients_mutex_);
-  clients_[client_port] = ClientConnection{pod};
+  clients_[client_port] = ClientConnection{pod, now};
 }
 
 void RouterCore::connection_fate(uint16_t client_port, record::BackendFate fate) {

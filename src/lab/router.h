@@ -35,6 +35,7 @@ struct RouterOptions {
 // backend connection. The first fate sticks: a reset that follows the pod's close changes nothing.
 struct ClientConnection {
   std::string pod;  // "" when no endpoint was usable
+  Clock::time_point accepted{};  // when the router accepted it
   record::BackendFate fate = record::BackendFate::open;
   Clock::time_point fate_at{};  // when the router saw the fate (unset while open)
 };
