@@ -38,12 +38,14 @@ void shift(record::RequestRecord& r, Micros offset) {
   }
 }
 
-// Gives `r` the backend its router chose and that connection's fate, when the router's latest
-// connection from r's source port is r's own: accepted before r ended (a later one reused the
-// port). False when it is not.
+// Gives `r` the backend its router chose and that connection's fate: the router's latest
+// connection from r's source port accepted before r ended (a later one may have reused the port).
+// False when the router knows none.
 bool join(const Router& router, const Recorder& recorder, record::RequestRecord& r) {
-  std::optional<ClientConnection> c = router.connection_of(r.local_port);
-  if (r.local_port == 0 || !c || recorder.since_start(c->accepted) > r.done) {
+  std::optional<ClientConnection> c =
+      r.local_port == 0 ? std::nullopt
+                        : router.connection_by(r.local_port, recorder.start() + r.done);
+  if (!c) {
     return false;
   }
   if (r.backend.empty()) {
@@ -122,9 +124,9 @@ std::optional<record::RunRecord> agents_run(const record::RunRecord& run, JobTra
   note.detail = fmt::format(
       "the requests of {} verify agents ({}), each joined to the backend its node's router chose{}",
       traffic.agents, traffic.requests.size(),
-      traffic.unjoined == 0 ? ""
-                            : fmt::format("; {} not joined: their source port was reused",
-                                          traffic.unjoined));
+      traffic.unjoined == 0
+          ? ""
+          : fmt::format("; {} not joined: the router knew no such connection", traffic.unjoined));
   agents.events.push_back(std::move(note));
   agents.requests = std::move(traffic.requests);
   return agents;

@@ -19,7 +19,7 @@ class Recorder;
 struct JobTraffic {
   std::vector<record::RequestRecord> requests;  // on the recorder's timeline, router = node
   size_t agents = 0;                            // logs that held an agent stream
-  size_t unjoined = 0;  // requests on a connection the router no longer knew (port reused)
+  size_t unjoined = 0;                          // requests whose connection the router did not know
 };
 
 // Reads every pod log in `pods_dir` that holds an agent stream (a `hello` line with its node and

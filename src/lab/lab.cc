@@ -481,12 +481,13 @@ Result run(const Options& o) {
   result.run = recorder.snapshot(describe(ran), end);
   if (api_start_wall) {
     // The API's timestamps are wall-clock: this joins them (and clients' clocks) to t.
-    int64_t wall_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                          api_start_wall->time_since_epoch())
-                          .count();
+    int64_t wall_us =
+        std::chrono::duration_cast<std::chrono::microseconds>(api_start_wall->time_since_epoch())
+            .count();
     result.run.scenario.extra["kube_api_start_wall_us"] = std::to_string(wall_us);
     result.agents = agents_run(
-        result.run, read_job_traffic(record::RunFolder(recorder.dir()).pods(), wall_us, routers, recorder));
+        result.run,
+        read_job_traffic(record::RunFolder(recorder.dir()).pods(), wall_us, routers, recorder));
   }
   if (migration && migration->failure()) {
     throw Error(*migration->failure());  // the record so far stays in the run folder
