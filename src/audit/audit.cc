@@ -179,13 +179,14 @@ Report audit_paths(const Options& options) {
 // Audits the migration files; their findings go to `sink` as findings about a file.
 void audit_migrations(const std::vector<std::string>& files, const Options& options,
                       Summary& summary, Sink& sink) {
+  SchemaHistory history;
   for (const std::string& path : files) {
     kube::FileText file = kube::read_file(path, options.limits);
     std::vector<Finding> findings;
     if (file.problem) {
       findings.push_back(problem_finding(*file.problem));
     } else {
-      findings = audit_migration(file.name, file.text);
+      findings = audit_migration(file.name, file.text, history);
     }
     for (const Finding& f : findings) {
       if (!is_ignored(f, options.ignores, {}, {})) {

@@ -231,23 +231,88 @@ void sort_migrations(std::vector<std::string>& files) {
   });
 }
 
+namespace {
+
+// Go templates ({{ .Schema }}.users, as in soda/pop and gotrue migrations) are rendered by the
+// tool at deploy time. Each action is read as a name of the same length, so positions stay
+// exact; `placeholders` maps each name back to its action for the messages.
+struct Templates {
+  std::string sql;
+  std::vector<std::pair<std::string, std::string>> placeholders;  // name, "{{ … }}"
+};
+
+Templates blank_templates(std::string_view text) {
+  Templates out{std::string(text), {}};
+  size_t at = 0;
+  while ((at = out.sql.find("{{", at)) != std::string::npos) {
+    size_t end = out.sql.find("}}", at + 2);
+    if (end == std::string::npos) {
+      break;
+    }
+    size_t length = end + 2 - at;
+    std::string name = "_t" + std::to_string(out.placeholders.size());
+    name = name.size() <= length ? name + std::string(length - name.size(), '_')
+                                 : std::string(length, '_');
+    out.placeholders.emplace_back(name, out.sql.substr(at, length));
+    out.sql.replace(at, length, name);
+    at += length;
+  }
+  return out;
+}
+
+void restore_templates(const Templates& templates, Finding& f) {
+  for (const auto& [name, action] : templates.placeholders) {
+    for (std::string* text : {&f.message, &f.object.name}) {
+      for (size_t at = 0; (at = text->find(name, at)) != std::string::npos; at += action.size()) {
+        text->replace(at, name.size(), action);
+      }
+    }
+  }
+}
+
+// A table swap (RENAME t TO t_old, then CREATE TABLE t, copy) keeps the name the running
+// version uses: the rename is not the schema race its rule describes, and t_old is a backup
+// that a later file may drop.
+void drop_swapped_renames(std::vector<Finding>& findings, MigrationContext& context) {
+  std::erase_if(findings, [&](const Finding& f) {
+    return f.rule == rule_id::kSqlRenameTable && context.created_tables.contains(f.object.name);
+  });
+  for (const auto& [old_name, new_name] : context.renamed_tables) {
+    if (context.created_tables.contains(old_name)) {
+      context.history.add_backup(new_name);
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<Finding> audit_migration(const std::string& file, std::string_view text) {
+  SchemaHistory history;
+  return audit_migration(file, text, history);
+}
+
+std::vector<Finding> audit_migration(const std::string& file, std::string_view text,
+                                     SchemaHistory& history) {
   if (size_t nul = text.find('\0'); nul != std::string_view::npos) {
     return {invalid_migration(file, mark_at(text, nul), "a NUL byte: not a SQL text file")};
   }
-  std::string sql(text);
-  ParseResult parsed(sql);
+  Templates templates = blank_templates(text);
+  ParseResult parsed(templates.sql);
   if (parsed.result.error) {
     const PgQueryError& e = *parsed.result.error;
     size_t at = e.cursorpos > 0 ? static_cast<size_t>(e.cursorpos - 1) : 0;
-    return {invalid_migration(file, mark_at(text, at), e.message ? e.message : "cannot parse")};
+    std::string message = e.message ? e.message : "cannot parse";
+    if (!templates.placeholders.empty()) {
+      message += " (a Go template: its {{ }} actions were read as names)";
+    }
+    return {invalid_migration(file, mark_at(text, at), std::move(message))};
   }
   json tree = json::parse(parsed.result.parse_tree, nullptr, false);
   if (tree.is_discarded() || !tree.is_object()) {
     return {invalid_migration(file, {1, 1}, "the SQL parser returned an unreadable tree")};
   }
   std::vector<Finding> out;
-  MigrationContext context;
+  MigrationContext context{{}, {}, history};
   for (const json& entry : tree.value("stmts", json::array())) {
     size_t location = entry.value("stmt_location", size_t{0});
     size_t length = entry.value("stmt_len", size_t{0});
@@ -258,10 +323,12 @@ std::vector<Finding> audit_migration(const std::string& file, std::string_view t
     Statement statement{file, mark_at(text, start), entry.value("stmt", json::object())};
     for (Finding& f : check_statement(statement, context)) {
       if (!ignored.contains(f.rule) && !(f.hole && ignored.contains(record::to_string(*f.hole)))) {
+        restore_templates(templates, f);
         out.push_back(std::move(f));
       }
     }
   }
+  drop_swapped_renames(out, context);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "audit/finding.h"
+#include "audit/schema_history.h"
 
 namespace zerodrop::audit {
 
@@ -35,7 +36,12 @@ void sort_migrations(std::vector<std::string>& files);
 // its content. A statement on a table the same file creates is not flagged (no version uses that
 // table yet), and `-- zerodrop:ignore RULE[,RULE]` in the comments before a statement ignores
 // those rules for it. A file PostgreSQL cannot parse is one invalid-migration finding at the
-// parser's position.
+// parser's position. Go template actions ({{ .Schema }}) are read as names. A table swap (RENAME
+// t TO t_old, CREATE TABLE t) is not a rename of t. Column types go to and come from `history`,
+// shared by the files of one audit in the order they apply, so a type change is judged against
+// the column's real old type.
+std::vector<Finding> audit_migration(const std::string& file, std::string_view text,
+                                     SchemaHistory& history);
 std::vector<Finding> audit_migration(const std::string& file, std::string_view text);
 
 }  // namespace zerodrop::audit

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -39,7 +40,15 @@ public:
       return {};
     }
     if (kind == "CreateStmt") {
-      context_.created_tables.insert(table_name(body->value("relation", json::object())));
+      create_table(*body);
+    } else if (kind == "CreateTableAsStmt" && body->value("objtype", "") == "OBJECT_TABLE") {
+      const json into = body->value("into", json::object());
+      context_.created_tables.insert(table_name(into.value("rel", json::object())));
+    } else if (kind == "ViewStmt") {
+      // A view under a renamed table's old name keeps the running version working.
+      context_.created_tables.insert(table_name(body->value("view", json::object())));
+    } else if (kind == "CreateDomainStmt") {
+      create_domain(*body);
     } else if (kind == "AlterTableStmt") {
       alter_table(*body);
     } else if (kind == "RenameStmt") {
@@ -91,16 +100,57 @@ private:
     out_.push_back(std::move(f));
   }
 
+  void create_table(const json& body) {
+    std::string table = table_name(body.value("relation", json::object()));
+    context_.created_tables.insert(table);
+    context_.history.drop_table(table);
+    for (const json& element : body.value("tableElts", json::array())) {
+      auto [kind, def] = node(element);
+      if (kind == "ColumnDef") {
+        context_.history.set(table, def->value("colname", ""),
+                             column_type(def->value("typeName", json::object())));
+      }
+    }
+  }
+
+  void create_domain(const json& body) {
+    const json names = body.value("domainname", json::array());
+    if (!names.empty()) {
+      context_.history.add_domain(names.back().value("String", json::object()).value("sval", ""),
+                                  column_type(body.value("typeName", json::object())),
+                                  !body.value("constraints", json::array()).empty());
+    }
+  }
+
   void alter_table(const json& body) {
     std::string table = table_name(body.value("relation", json::object()));
-    if (body.value("objtype", "") != "OBJECT_TABLE" || created_here(table)) {
+    if (body.value("objtype", "") != "OBJECT_TABLE") {
       return;
     }
     for (const json& wrapped : body.value("cmds", json::array())) {
       auto [kind, cmd] = node(wrapped);
       if (kind == "AlterTableCmd") {
-        alter_table_cmd(table, *cmd);
+        if (!created_here(table)) {
+          alter_table_cmd(table, *cmd);
+        }
+        remember(table, *cmd);
       }
+    }
+  }
+
+  // The column types an ALTER TABLE command leaves behind, for later files' type changes.
+  void remember(const std::string& table, const json& cmd) {
+    std::string subtype = cmd.value("subtype", "");
+    const json wrapped = cmd.value("def", json::object());  // node() points into it
+    auto [kind, def] = node(wrapped);
+    if (subtype == "AT_DropColumn") {
+      context_.history.drop_column(table, cmd.value("name", ""));
+    } else if (subtype == "AT_AddColumn" && kind == "ColumnDef") {
+      context_.history.set(table, def->value("colname", ""),
+                           column_type(def->value("typeName", json::object())));
+    } else if (subtype == "AT_AlterColumnType" && kind == "ColumnDef") {
+      context_.history.set(table, cmd.value("name", ""),
+                           column_type(def->value("typeName", json::object())));
     }
   }
 
@@ -116,12 +166,7 @@ private:
     } else if (subtype == "AT_AddColumn") {
       add_column(table, cmd.value("def", json::object()));
     } else if (subtype == "AT_AlterColumnType") {
-      add(id::kSqlAlterColumnType, table,
-          fmt::format("ALTER COLUMN {}.{} TYPE rewrites the table under an ACCESS EXCLUSIVE lock, "
-                      "and the running version writes the old type",
-                      table, column),
-          "expand/contract: add a column of the new type, write both, backfill, switch reads, "
-          "drop the old column in a later release");
+      alter_column_type(table, column, cmd.value("def", json::object()));
     } else if (subtype == "AT_SetNotNull") {
       add(id::kSqlSetNotNull, table,
           fmt::format("SET NOT NULL on {}.{}: a running version that leaves it empty fails on "
@@ -132,6 +177,46 @@ private:
           "uses the constraint and skips the scan)");
     } else if (subtype == "AT_AddConstraint") {
       add_constraint(table, cmd.value("def", json::object()));
+    }
+  }
+
+  // Judged against the column's old type when an earlier migration declared it: a widening
+  // that changes only the catalog is not flagged; one whose values still fit but that rewrites
+  // the table is a capacity dip; anything else (or an unknown old type, or USING) a schema race.
+  void alter_column_type(const std::string& table, const std::string& column, const json& wrapped) {
+    auto [kind, def] = node(wrapped);
+    ColumnType to =
+        kind == "ColumnDef" ? column_type(def->value("typeName", json::object())) : ColumnType{};
+    bool converts = kind == "ColumnDef" && def->contains("raw_default");
+    std::optional<ColumnType> from = context_.history.type_of(table, column);
+    const SchemaHistory& history = context_.history;
+    TypeChange change = from && !converts ? classify(history.base_of(*from), history.base_of(to))
+                                          : TypeChange::breaking;
+    std::string was = from ? fmt::format(" (was {})", to_string(*from)) : "";
+    if (change == TypeChange::free && history.is_constrained_domain(to) && to != *from) {
+      add(id::kSqlConstraintValidated, table,
+          fmt::format("ALTER COLUMN {}.{} TYPE {}{}: no rewrite, but every row is checked "
+                      "against the domain's constraints while writes to the table wait",
+                      table, column, to_string(to), was),
+          "first a CHECK constraint with the domain's condition, NOT VALID, then VALIDATE "
+          "CONSTRAINT; switch the type when the data is known to pass");
+    } else if (change == TypeChange::widening_rewrite) {
+      add(id::kSqlTableRewrite, table,
+          fmt::format("ALTER COLUMN {}.{} TYPE {}{}: every value the running version writes "
+                      "still fits, but the table is rewritten under an ACCESS EXCLUSIVE lock",
+                      table, column, to_string(to), was),
+          "a new column of the new type filled by the application or a trigger, a batched "
+          "backfill, then a short switch; or accept the lock for a small table");
+    } else if (change == TypeChange::breaking) {
+      add(id::kSqlAlterColumnType, table,
+          fmt::format("ALTER COLUMN {}.{} TYPE {}{} rewrites or rechecks the table under an "
+                      "ACCESS EXCLUSIVE lock, and the running version writes the old type{}",
+                      table, column, to_string(to), was,
+                      from || converts ? ""
+                                       : " (its old type is in no migration read with this "
+                                         "one: audit the whole folder to tell a widening)"),
+          "expand/contract: add a column of the new type, write both, backfill, switch reads, "
+          "drop the old column in a later release");
     }
   }
 
@@ -231,8 +316,23 @@ private:
 
   void rename(const json& body) {
     std::string type = body.value("renameType", "");
-    std::string table = table_name(body.value("relation", json::object()));
-    if (created_here(table)) {
+    const json relation = body.value("relation", json::object());
+    std::string table = table_name(relation);
+    std::string new_name = body.value("newname", "");
+    bool was_created_here = created_here(table);
+    if (type == "OBJECT_COLUMN") {
+      context_.history.rename_column(table, body.value("subname", ""), new_name);
+    } else if (type == "OBJECT_TABLE") {
+      // The new name is in the same schema; no running version knew a table by it.
+      std::string schema = relation.value("schemaname", "");
+      std::string renamed = schema.empty() ? new_name : schema + "." + new_name;
+      context_.history.rename_table(table, renamed);
+      context_.created_tables.insert(renamed);
+      if (!was_created_here) {
+        context_.renamed_tables.emplace_back(table, renamed);
+      }
+    }
+    if (was_created_here) {
       return;
     }
     if (type == "OBJECT_COLUMN") {
@@ -258,7 +358,11 @@ private:
       for (const json& part : object.value("List", json::object()).value("items", json::array())) {
         name += (name.empty() ? "" : ".") + part.value("String", json::object()).value("sval", "");
       }
-      if (created_here(name)) {
+      bool was_created_here = created_here(name);
+      if (type == "OBJECT_TABLE") {
+        context_.history.drop_table(name);
+      }
+      if (was_created_here || (type == "OBJECT_TABLE" && context_.history.is_backup(name))) {
         continue;
       }
       if (type == "OBJECT_TABLE") {

@@ -4,6 +4,7 @@
 #include <csignal>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -297,12 +298,13 @@ std::string version_text(const std::set<std::string>& pods, const std::string& v
 std::string schema_evidence(const Group& g, const Facts& facts, const RuleContext& context) {
   std::set<std::string> old_pods, new_pods;
   size_t old_failed = 0;
-  std::string body;
+  std::string old_body, new_body;  // the first error body each version answered
   for (const RequestRecord* r : g.requests) {
     const PodLife* life = facts.pod(r->backend);
     bool old_version = life != nullptr && life->version == "A";
     (old_version ? old_pods : new_pods).insert(r->backend);
     old_failed += old_version ? 1 : 0;
+    std::string& body = old_version ? old_body : new_body;
     if (body.empty()) {
       body = r->body;
     }
@@ -326,9 +328,20 @@ std::string schema_evidence(const Group& g, const Facts& facts, const RuleContex
                     m.finished ? seconds_text(*m.finished) : "the end",
                     m.outcome.empty() ? "still running" : m.outcome);
   }
-  std::string said = body.empty() ? "; the responses carried no body (the pods' logs are in the "
-                                    "run folder's pods/)"
-                                  : fmt::format("; the app answered: \"{}\"", body);
+  // One quote per version that failed: A and B usually break on different statements.
+  std::string said;
+  bool both = !old_pods.empty() && !new_pods.empty();
+  for (auto [failed, version, body] : {std::tuple{!old_pods.empty(), "A", &old_body},
+                                       std::tuple{!new_pods.empty(), "B", &new_body}}) {
+    if (failed && !body->empty()) {
+      said +=
+          fmt::format("; {} answered: \"{}\"",
+                      both ? fmt::format("version {}", version) : std::string("the app"), *body);
+    }
+  }
+  if (said.empty()) {
+    said = "; the responses carried no body (the pods' logs are in the run folder's pods/)";
+  }
   return fmt::format("{} failed ({}){}{}", fmt::join(parts, " and "), classes_text(g.requests),
                      migration, said);
 }

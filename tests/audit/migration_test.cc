@@ -135,6 +135,101 @@ TEST(Migration, UnparsableSqlIsOneFindingAtTheParsersPosition) {
   EXPECT_EQ(nul[0].mark.line, 2);
 }
 
+TEST(Migration, TypeChangesAreJudgedAgainstTheOldTypeFromEarlierFiles) {
+  SchemaHistory history;
+  EXPECT_TRUE(audit_migration("1.sql",
+                              "CREATE TABLE t (v varchar(64), n serial, p numeric(10,2), s text,"
+                              " at timestamp(3), d text);",
+                              history)
+                  .empty());
+  auto rules = [&](const char* sql) {
+    std::vector<std::string> out;
+    for (const Finding& f : audit_migration("2.sql", sql, history)) {
+      out.emplace_back(f.rule);
+    }
+    return out;
+  };
+  // Catalog-only widenings: every value the running version writes fits, nothing rewritten.
+  EXPECT_EQ(rules("ALTER TABLE t ALTER COLUMN v TYPE varchar(256);"), Rules{});
+  EXPECT_EQ(rules("ALTER TABLE t ALTER COLUMN v TYPE text;"), Rules{});
+  EXPECT_EQ(rules("ALTER TABLE t ALTER COLUMN p TYPE numeric(14,2);"), Rules{});
+  EXPECT_EQ(rules("ALTER TABLE t ALTER COLUMN at TYPE timestamp;"), Rules{});
+  // The values fit but the table is rewritten: a capacity dip, not a schema race.
+  EXPECT_EQ(rules("ALTER TABLE t ALTER COLUMN n TYPE bigint;"), Rules{"sql-table-rewrite"});
+  EXPECT_EQ(rules("ALTER TABLE t ALTER COLUMN p TYPE numeric(16,4);"), Rules{"sql-table-rewrite"});
+  // Narrowing, another family, a conversion, or an old type no file declared: a schema race.
+  EXPECT_EQ(rules("ALTER TABLE t ALTER COLUMN v TYPE varchar(16);"),
+            Rules{"sql-alter-column-type"});
+  EXPECT_EQ(rules("ALTER TABLE t ALTER COLUMN s TYPE int USING s::int;"),
+            Rules{"sql-alter-column-type"});
+  EXPECT_EQ(rules("ALTER TABLE t ALTER COLUMN p TYPE numeric(9,2);"),
+            Rules{"sql-alter-column-type"});
+  std::vector<Finding> unknown =
+      audit_migration("3.sql", "ALTER TABLE other ALTER COLUMN v TYPE text;", history);
+  ASSERT_EQ(unknown.size(), 1u);
+  EXPECT_NE(unknown[0].message.find("audit the whole folder"), std::string::npos)
+      << unknown[0].message;
+  // A domain is judged by its base type; one with constraints checks every row.
+  audit_migration("d.sql",
+                  "CREATE DOMAIN name_text AS text CHECK (length(value) > 0);"
+                  "CREATE DOMAIN any_text AS text;",
+                  history);
+  EXPECT_EQ(rules("ALTER TABLE t ALTER COLUMN d TYPE any_text;"), Rules{});
+  EXPECT_EQ(rules("ALTER TABLE t ALTER COLUMN d TYPE name_text;"),
+            Rules{"sql-constraint-validated"});
+  EXPECT_EQ(rules("ALTER TABLE t ALTER COLUMN d TYPE text;"), Rules{});
+  // The history follows every change and rename: the column keeps its last type.
+  EXPECT_EQ(rules("ALTER TABLE t RENAME COLUMN v TO w;"), Rules{"sql-rename-column"});
+  std::vector<Finding> moved =
+      audit_migration("4.sql", "ALTER TABLE t ALTER COLUMN w TYPE varchar(8);", history);
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_NE(moved[0].message.find("(was varchar(16))"), std::string::npos) << moved[0].message;
+}
+
+TEST(Migration, ATableSwapKeepsTheNameTheRunningVersionUses) {
+  // Rename away, create anew under the old name, copy, drop the copy: the running version's
+  // name never disappears, and no version knew the backup's name.
+  EXPECT_EQ(rules_of("ALTER TABLE t RENAME TO t_old;\n"
+                     "CREATE TABLE t (id bigint, name text);\n"
+                     "INSERT INTO t SELECT id, name FROM t_old;\n"
+                     "CREATE INDEX t_old_name ON t_old (name);\n"
+                     "DROP TABLE t_old;\n"),
+            Rules{});
+  EXPECT_EQ(rules_of("ALTER TABLE t RENAME TO t2; DROP TABLE t2;"), Rules{"sql-rename-table"});
+  EXPECT_EQ(rules_of("ALTER TABLE t RENAME TO t2; CREATE VIEW t AS SELECT * FROM t2;"), Rules{});
+  EXPECT_EQ(rules_of("ALTER TABLE t RENAME TO t2; CREATE TABLE t AS SELECT id FROM t2;"
+                     "ALTER TABLE t ALTER COLUMN id SET NOT NULL;"),
+            Rules{});
+  // The backup of a swap may be dropped by a later release; a renamed table that the new
+  // version reads may not.
+  SchemaHistory history;
+  audit_migration("1.sql", "ALTER TABLE a RENAME TO a_bkp; CREATE TABLE a (id int);", history);
+  audit_migration("2.sql", "ALTER TABLE b RENAME TO b2; CREATE TABLE x (id int);", history);
+  std::vector<Finding> later =
+      audit_migration("3.sql", "DROP TABLE a_bkp; DROP TABLE b2; DROP TABLE a;", history);
+  ASSERT_EQ(later.size(), 2u);
+  EXPECT_EQ(later[0].object.name, "b2");
+  EXPECT_EQ(later[1].object.name, "a");
+}
+
+TEST(Migration, GoTemplateActionsAreReadAsNames) {
+  std::vector<Finding> f = audit_migration("1_add.up.sql",
+                                           "ALTER TABLE {{ index .Options \"Namespace\" }}.users\n"
+                                           "  ADD COLUMN phone text NOT NULL;\n"
+                                           "CREATE INDEX i ON {{ .Schema }}.users (phone);\n");
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].rule, rule_id::kSqlAddColumnNotNull);
+  EXPECT_NE(f[0].message.find("{{ index .Options \"Namespace\" }}.users.phone"), std::string::npos)
+      << f[0].message;
+  EXPECT_EQ(f[1].mark.line, 3);
+  EXPECT_NE(f[1].message.find("on {{ .Schema }}.users"), std::string::npos) << f[1].message;
+  std::vector<Finding> broken =
+      audit_migration("2.up.sql", "{{ if .X }}ALTER TABLE t ADD COLUMN c int{{ end }};");
+  ASSERT_EQ(broken.size(), 1u);
+  EXPECT_EQ(broken[0].rule, rule_id::kInvalidMigration);
+  EXPECT_NE(broken[0].message.find("Go template"), std::string::npos) << broken[0].message;
+}
+
 TEST(Migration, FilesSortAsTheToolsApplyThem) {
   std::vector<std::string> files = {"m/V10__c.sql", "m/R__views.sql", "m/V2__b.sql",
                                     "m/V1.1__a.sql", "m/V1__a.sql"};

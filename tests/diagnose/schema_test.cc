@@ -102,5 +102,28 @@ TEST(SchemaRace, NewVersionErrorsBeforeTheMigrationEnded) {
   EXPECT_NE(d.failures[2].hole, Hole::schema_race);
 }
 
+TEST(SchemaRace, EachVersionsOwnErrorIsQuoted) {
+  RunBuilder b;
+  b.pod("old-1", 0.1, 0.5).pod("new-1", 1.0, 1.5);
+  b.event(2.0, EventKind::migration_started, "").event(4.0, EventKind::migration_finished, "");
+  b.request(2.5, 2.51, Outcome::http_5xx, Connection::reused, "node-1", "old-1");  // A, after
+  b.request(3.0, 3.01, Outcome::http_5xx, Connection::reused, "node-1", "new-1");  // B, before
+  record::RunRecord run = b.build();
+  for (record::Event& e : run.events) {
+    e.version = e.kind == EventKind::pod_created ? (e.pod == "old-1" ? "A" : "B") : "";
+  }
+  for (record::RequestRecord& r : run.requests) {
+    r.status = 500;
+    r.body = r.backend == "old-1" ? "no column name" : "no column title";
+  }
+  Diagnosis d = diagnose(run, {});
+  ASSERT_EQ(d.holes.size(), 1u);
+  const std::string& evidence = d.holes.front().evidence;
+  EXPECT_NE(evidence.find("version A answered: \"no column name\""), std::string::npos)
+      << evidence;
+  EXPECT_NE(evidence.find("version B answered: \"no column title\""), std::string::npos)
+      << evidence;
+}
+
 }  // namespace
 }  // namespace zerodrop::diagnose
