@@ -4,7 +4,7 @@
 # a user watches or drives a rollout with — get, get -w, get -o json|yaml, describe pod, scale,
 # delete pod, logs -f, rollout restart, rollout status.
 # labels: timing
-# cost: 12
+# cost: 35
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/lab_common.inc"
 need_example naive

@@ -11,7 +11,7 @@
 # per-node estimate of when each router stopped sending to each deleted pod contains the lab's
 # exact time; graceful with a preStop sleep longer than the propagation passes both.
 # labels: timing
-# cost: 30
+# cost: 50
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/lab_common.inc"
 need_example naive
