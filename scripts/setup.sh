@@ -4,7 +4,8 @@
 #   build  compilers, the lld linker, CMake, Ninja and the libraries zerodrop links (libpq for
 #          the schema-race example app)
 #   test   build + what the tests drive (Chromium for the HTML report, nginx pods, iproute2,
-#          PostgreSQL 15 for lab --db postgres)
+#          PostgreSQL 15 for lab --db postgres), and Debian's kubectl 1.20 unpacked, not
+#          installed, into /var/cache/zerodrop/kubectl-1.20 (scripts/fetch-kubectl-1.20.sh)
 #   bench  test + the peers the benchmarks measure against (nginx, wrk, hey, haproxy, hyperfine)
 set -euo pipefail
 
@@ -19,11 +20,26 @@ case "${1:-build}" in
   *) echo "setup.sh: error: unknown profile '$1' (expected build, test or bench)" >&2; exit 2 ;;
 esac
 
+# kubectl 1.20 for the lab's API test, beside (never instead of) the kubectl on PATH; a failed
+# download only warns: that test then skips, saying why.
+fetch_kubectl_120() {
+  case "${1:-build}" in test | bench) ;; *) return 0 ;; esac
+  [ -x /var/cache/zerodrop/kubectl-1.20/usr/bin/kubectl ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup.sh: warning: kubectl 1.20 not fetched; run as root or: $(dirname "$0")/fetch-kubectl-1.20.sh" >&2
+    return 0
+  fi
+  "$(dirname "$0")/fetch-kubectl-1.20.sh" >/dev/null || echo "setup.sh: warning: kubectl 1.20 not fetched" >&2
+}
+
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+  fetch_kubectl_120 "${1:-build}"
+  exit 0
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "setup.sh: error: missing packages: ${missing[*]}; run as root or: sudo apt-get install ${missing[*]}" >&2
@@ -33,3 +49,4 @@ echo "setup.sh: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fetch_kubectl_120 "${1:-build}"

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -23,6 +24,7 @@
 #include "lab/runs.h"
 #include "load/grpc.h"
 #include "load/input.h"
+#include "record/run_folder.h"
 #include "report/report.h"
 
 namespace zerodrop::cli {
@@ -437,6 +439,25 @@ diagnose::Diagnosis finish(const record::RunFolder& folder, const record::RunRec
   return report::finish_run(folder, run, out, {.tty = report::is_terminal(stdout)});
 }
 
+// The requests of verify's agents in this run, diagnosed with the lab's exact record into
+// RUN/agents: what verify's diagnosis of the same requests is compared with.
+void finish_agents(const std::string& out_dir, const record::RunRecord& agents) {
+  record::RunFolder folder(out_dir + "/agents");
+  record::RunWriter writer(folder, record::Traffic::requests);
+  for (const record::Event& e : agents.events) {
+    writer.write(e);
+  }
+  for (const record::RequestRecord& r : agents.requests) {
+    writer.write(r);
+  }
+  writer.close();
+  std::ostringstream terminal;
+  report::finish_run(folder, agents, terminal, {});
+  std::string verdict = terminal.str().substr(0, terminal.str().find('\n'));
+  std::cout << "verify's agents, diagnosed by the lab: " << verdict << " (" << folder.dir()
+            << ")\n";
+}
+
 int run_lab(const CLI::App& app, const Flags& f) {
   if (!f.router_only.empty()) {
     lab::Ingress ingress = f.router_only == "nginx"     ? lab::Ingress::nginx
@@ -479,6 +500,9 @@ int run_lab(const CLI::App& app, const Flags& f) {
   };
   lab::Result result = lab::run(options);
   diagnose::Diagnosis diagnosis = finish(record::RunFolder(result.out_dir), result.run, std::cout);
+  if (result.agents) {
+    finish_agents(result.out_dir, *result.agents);
+  }
   std::cout << "run folder: " << result.out_dir << "\n";
   if (result.interrupted) {
     return to_int(ExitCode::interrupted);

@@ -36,6 +36,7 @@ struct Flags {
   std::string path = "/";
   std::string rate = "50";
   bool keepalive = false;
+  std::string fresh = "0%";
   std::vector<std::string> headers;
   std::string timeout = "5s";
   std::string backend_header = "X-Pod-Name";
@@ -55,6 +56,10 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--rate", f.rate, "this agent's requests per second")->capture_default_str();
   app.add_flag("--keepalive,!--no-keepalive", f.keepalive,
                "reuse connections / a new connection per request (default)");
+  app.add_option("--fresh", f.fresh,
+                 "with --keepalive: the share of requests that close their connection, so the "
+                 "next one opens a new one")
+      ->capture_default_str();
   app.add_option("-H,--header", f.headers, "'Name: value' request header (repeatable)");
   app.add_option("--timeout", f.timeout, "time allowed for a whole response")
       ->capture_default_str();
@@ -79,6 +84,7 @@ int run_agent(const Flags& f) {
   o.path = f.path;
   o.load.rate = parse_number(f.rate, "--rate");
   o.load.keepalive = f.keepalive ? load::Keepalive::on : load::Keepalive::off;
+  o.load.fresh_share = parse_share(f.fresh, "--fresh");
   for (const std::string& h : f.headers) {
     o.load.headers.push_back(load::parse_header(h));
   }

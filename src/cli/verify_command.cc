@@ -39,6 +39,7 @@ struct Flags {
   std::string action = "restart";
   std::string rate = "50";
   bool keepalive = false;
+  std::string fresh = "0%";
   std::vector<std::string> headers;
   std::string timeout = "5s";
   std::string backend_header = "X-Pod-Name";
@@ -113,6 +114,10 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_flag("--keepalive,!--no-keepalive", f.keepalive,
                "reuse connections / a new connection per request (default; what routers "
                "re-route)");
+  app.add_option("--fresh", f.fresh,
+                 "with --keepalive: the share of requests that close their connection, so the "
+                 "next opens a new one (new connections bound each node's update)")
+      ->capture_default_str();
   app.add_option("-H,--header", f.headers, "'Name: value' request header (repeatable)");
   app.add_option("--timeout", f.timeout, "time allowed for a whole response")
       ->capture_default_str();
@@ -177,6 +182,10 @@ verify::Options options_of(const Flags& f) {
     throw Error("--rate: verify needs an open-loop rate above 0");
   }
   o.load.keepalive = f.keepalive ? load::Keepalive::on : load::Keepalive::off;
+  o.load.fresh_share = parse_share(f.fresh, "--fresh");
+  if (o.load.fresh_share > 0 && !f.keepalive) {
+    throw Error("--fresh: only with --keepalive (without it every request opens a connection)");
+  }
   for (const std::string& h : f.headers) {
     o.load.headers.push_back(load::parse_header(h));
   }

@@ -60,8 +60,10 @@ TopPod top_pod(const Group& g) {
   for (const RequestRecord* r : g.requests) {
     by_pod[r->backend].push_back(r);
   }
+  // A named pod before the failures that name none (one of several terminating pods).
   auto top = std::max_element(by_pod.begin(), by_pod.end(), [](const auto& a, const auto& b) {
-    return a.second.size() < b.second.size();
+    return std::make_pair(!a.first.empty(), a.second.size())
+           < std::make_pair(!b.first.empty(), b.second.size());
   });
   TopPod t{top->first, top->second, {}};
   std::vector<std::string> rest;

@@ -1,10 +1,14 @@
 #include "diagnose/rules.h"
 
+#include <algorithm>
 #include <cassert>
 #include <csignal>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/subprocess.h"
 #include "diagnose/h2_rules.h"
@@ -325,6 +329,13 @@ std::optional<RequestDiagnosis> in_flight_rule(const Case& c) {
   if (connection_refused(c)) {
     return std::nullopt;
   }
+  // A new connection opened after the stop signal carried no request the pod had taken on: when
+  // no router saw what became of it (verify), it failed at a pod that had stopped, whether it
+  // was refused or reset; the state rules name that.
+  if (!c.r.backend_fate && c.r.connection == record::Connection::fresh && !c.r.first_byte
+      && signalled && c.t >= *stop) {
+    return std::nullopt;
+  }
   std::string how = c.life.exited ? fmt::format("when it exited at {}", seconds_text(end))
                                   : fmt::format("after its stop signal at {}", seconds_text(*stop));
   if (const ProcessExit* p = exit_that_broke(c.life, *c.r.sent, c.r.done)) {
@@ -455,10 +466,47 @@ std::optional<RequestDiagnosis> router_fault(const RequestRecord& r, const Facts
                   router_name(r), r.status, r.router_error, what, from)};
 }
 
+// A failure whose backend is one of several pods: a hole only when every one of them gives the
+// same hole; else unexplained, naming what each would mean.
+RequestDiagnosis one_of(const RequestRecord& r, size_t index, const Facts& facts,
+                        const RuleContext& context) {
+  std::vector<RequestDiagnosis> each;
+  for (const std::string& pod : r.backend_candidates) {
+    RequestRecord as = r;
+    as.backend = pod;
+    as.backend_candidates.clear();
+    each.push_back(attribute(as, index, facts, context));
+  }
+  std::string pods = fmt::format("{}", fmt::join(r.backend_candidates, ", "));
+  bool same = std::all_of(each.begin(), each.end(),
+                          [&](const RequestDiagnosis& d) { return d.hole == each[0].hole; });
+  if (!same || each[0].hole == Hole::unexplained) {
+    std::vector<std::string> what;
+    for (size_t i = 0; i < each.size(); ++i) {
+      what.push_back(
+          fmt::format("{}: {}", r.backend_candidates[i], record::to_string(each[i].hole)));
+    }
+    return {index, Hole::unexplained, BackendState::unknown, false,
+            fmt::format("{} with no backend recorded, one of pods {} ({})",
+                        record::to_string(r.outcome), pods, fmt::join(what, ", "))};
+  }
+  RequestDiagnosis d = each[0];
+  for (const RequestDiagnosis& other : each) {
+    d.backend_state =
+        other.backend_state == d.backend_state ? d.backend_state : BackendState::unknown;
+    d.router_applied = d.router_applied && other.router_applied;
+  }
+  d.reason = fmt::format("at one of pods {}, for each of them: {}", pods, d.reason);
+  return d;
+}
+
 }  // namespace
 
 RequestDiagnosis attribute(const RequestRecord& r, size_t index, const Facts& facts,
                            const RuleContext& context) {
+  if (r.backend.empty() && !r.backend_candidates.empty()) {
+    return one_of(r, index, facts, context);
+  }
   if (auto fault = router_fault(r, facts)) {
     fault->index = index;
     return *fault;

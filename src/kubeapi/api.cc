@@ -193,7 +193,7 @@ Reply Api::resource(const Route& route, const HttpRequest& request) {
       return list(route, wants_table(request.accept));
     }
     if (route.verb == "get") {
-      return get(route);
+      return get(route, wants_table(request.accept));
     }
     if (route.verb == "patch") {
       return patch(route, request);
@@ -309,7 +309,7 @@ std::optional<Api::Pages> Api::take_pages(const std::string& token) {
   return pages;
 }
 
-HttpResponse Api::get(const Route& route) {
+HttpResponse Api::get(const Route& route, bool table) {
   const ResourceType& t = *route.type;
   std::optional<json> object = store_.get(t.store_key, route.name);
   if (!object || (!route.ns.empty() && (*object)["metadata"].value("namespace", "") != route.ns)) {
@@ -319,6 +319,10 @@ HttpResponse Api::get(const Route& route) {
   }
   if (t.name == "deployments/scale") {
     return ok(scale_of(*object));
+  }
+  if (table) {  // `kubectl get KIND NAME` prints the same columns as the list
+    uint64_t rv = std::stoull((*object)["metadata"].value("resourceVersion", "0"));
+    return ok(table_of(t.kind, {served_form(t, *object)}, rv));
   }
   return ok(served_form(t, *object));
 }

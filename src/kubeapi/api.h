@@ -111,7 +111,7 @@ private:
   HttpResponse discovery(const std::string& path) const;
   Reply resource(const Route& route, const HttpRequest& request);
   HttpResponse list(const Route& route, bool table);
-  HttpResponse get(const Route& route);
+  HttpResponse get(const Route& route, bool table);
   HttpResponse patch(const Route& route, const HttpRequest& request);
   HttpResponse remove(const Route& route, const HttpRequest& request);
   HttpResponse remove_job(const Route& route, const HttpRequest& request, nlohmann::json job);

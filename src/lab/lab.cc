@@ -21,10 +21,12 @@
 #include "lab/database.h"
 #include "lab/endpoint_controller.h"
 #include "lab/ingress.h"
+#include "lab/job_traffic.h"
 #include "lab/not_ready.h"
 #include "lab/process_watch.h"
 #include "lab/recorder.h"
 #include "lab/traffic.h"
+#include "record/run_folder.h"
 
 namespace zerodrop::lab {
 namespace {
@@ -466,9 +468,13 @@ Result run(const Options& o) {
   result.run = recorder.snapshot(describe(ran), end);
   if (api_start_wall) {
     // The API's timestamps are wall-clock: this joins them (and clients' clocks) to t.
-    result.run.scenario.extra["kube_api_start_wall_us"] = std::to_string(
+    int64_t wall_us =
         std::chrono::duration_cast<std::chrono::microseconds>(api_start_wall->time_since_epoch())
-            .count());
+            .count();
+    result.run.scenario.extra["kube_api_start_wall_us"] = std::to_string(wall_us);
+    result.agents = agents_run(
+        result.run,
+        read_job_traffic(record::RunFolder(recorder.dir()).pods(), wall_us, routers, recorder));
   }
   if (migration && migration->failure()) {
     throw Error(*migration->failure());  // the record so far stays in the run folder

@@ -63,6 +63,8 @@ struct Result {
   load::Summary load;
   std::string out_dir;
   bool interrupted = false;  // SIGINT/SIGTERM: the pods were killed, the record is partial
+  // With --kube-api, when Job pods ran verify's agents: this run's record over their requests.
+  std::optional<record::RunRecord> agents;
 };
 
 // Runs the lab: starts the pods and routers, sends the load through the routers, performs the

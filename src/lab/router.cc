@@ -116,15 +116,24 @@ const Endpoint* RouterCore::choose(const std::vector<std::string>& skip) {
 }
 
 void RouterCore::remember_client(uint16_t client_port, const std::string& pod) {
+  constexpr size_t kKept = 8;  // a port reused within a run: its earlier connections still join
   Clock::time_point at = stamp();
   std::lock_guard lock(clients_mutex_);
-  clients_[client_port] = ClientConnection{pod, at};
+  std::deque<ClientConnection>& kept = clients_[client_port];
+  kept.push_back(ClientConnection{pod, at});
+  if (kept.size() > kKept) {
+    kept.pop_front();
+  }
 }
 
 void RouterCore::connection_fate(uint16_t client_port, record::BackendFate fate) {
   Clock::time_point now = clock_.now();
   std::lock_guard lock(clients_mutex_);
-  ClientConnection& c = clients_[client_port];
+  std::deque<ClientConnection>& kept = clients_[client_port];
+  if (kept.empty()) {
+    kept.emplace_back();
+  }
+  ClientConnection& c = kept.back();
   if (c.fate == record::BackendFate::open) {
     c.fate = fate;
     c.fate_at = now;
@@ -134,7 +143,24 @@ void RouterCore::connection_fate(uint16_t client_port, record::BackendFate fate)
 std::optional<ClientConnection> RouterCore::connection_of(uint16_t client_port) const {
   std::lock_guard lock(clients_mutex_);
   auto it = clients_.find(client_port);
-  return it == clients_.end() ? std::nullopt : std::optional<ClientConnection>(it->second);
+  return it == clients_.end() || it->second.empty()
+             ? std::nullopt
+             : std::optional<ClientConnection>(it->second.back());
+}
+
+std::optional<ClientConnection> RouterCore::connection_by(uint16_t client_port,
+                                                          Clock::time_point t) const {
+  std::lock_guard lock(clients_mutex_);
+  auto it = clients_.find(client_port);
+  if (it == clients_.end()) {
+    return std::nullopt;
+  }
+  for (auto c = it->second.rbegin(); c != it->second.rend(); ++c) {
+    if (c->bound_at <= t) {
+      return *c;
+    }
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> RouterCore::backend_of(uint16_t client_port) const {

@@ -71,6 +71,14 @@ public:
   virtual std::optional<std::string> backend_of(uint16_t client_port) const = 0;
   // l4: the latest client connection from `client_port`, with its backend connection's fate.
   virtual std::optional<ClientConnection> connection_of(uint16_t client_port) const = 0;
+
+  // l4: the latest client connection from `client_port` accepted by `t` (a later one may have
+  // reused the port since; the router keeps a few per port).
+  virtual std::optional<ClientConnection> connection_by(uint16_t client_port,
+                                                        Clock::time_point t) const {
+    std::optional<ClientConnection> c = connection_of(client_port);
+    return c && c->bound_at <= t ? c : std::nullopt;
+  }
   // The number of connections whose backend connection failed (refused, timed out, none left).
   virtual uint64_t refusals() const = 0;
 

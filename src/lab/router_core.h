@@ -3,6 +3,7 @@
 // Internal to the lab's routers (includes Asio): the state both dataplanes share.
 
 #include <atomic>
+#include <deque>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -29,6 +30,8 @@ public:
   void schedule(const EndpointChange& change, Duration delay) override;
   std::optional<std::string> backend_of(uint16_t client_port) const override;
   std::optional<ClientConnection> connection_of(uint16_t client_port) const override;
+  std::optional<ClientConnection> connection_by(uint16_t client_port,
+                                                Clock::time_point t) const override;
 
   uint64_t refusals() const override { return refusals_; }
 
@@ -78,7 +81,8 @@ private:
   std::mutex schedule_mutex_;
   PropagationSchedule schedule_;
   mutable std::mutex clients_mutex_;
-  std::unordered_map<uint16_t, ClientConnection> clients_;
+  // The latest few connections from each client port, oldest first.
+  std::unordered_map<uint16_t, std::deque<ClientConnection>> clients_;
   std::atomic<uint64_t> refusals_{0};
   std::thread thread_;
 };

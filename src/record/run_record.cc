@@ -109,6 +109,9 @@ RequestRecord request_from_json(const json& j) {
   r.local_port = whole_or<uint16_t>(j, "local_port", 0);
   r.router = j.value("router", "");
   r.backend = j.value("backend", "");
+  if (j.contains("backend_candidates")) {
+    r.backend_candidates = j["backend_candidates"].get<std::vector<std::string>>();
+  }
   r.error = j.value("error", "");
   r.router_error = j.value("router_error", "");
   r.body = j.value("body", "");
@@ -265,6 +268,9 @@ void write_ndjson(std::ostream& out, const RequestRecord& r) {
             {"backend", r.backend}};
   if (!r.router.empty()) {
     j["router"] = r.router;
+  }
+  if (!r.backend_candidates.empty()) {
+    j["backend_candidates"] = r.backend_candidates;
   }
   if (!r.error.empty()) {
     j["error"] = r.error;

@@ -177,6 +177,9 @@ struct RequestRecord {
                              // saw the connection join its backend choice to this record
   std::string router;        // the router (node) it went through, when known
   std::string backend;       // the pod that answered or that the router chose, when known
+  // No backend known, but it was one of these pods (verify: a failed new connection names no
+  // backend, and more than one pod was terminating when it was sent).
+  std::vector<std::string> backend_candidates;
   std::string error;         // the system's words for a transport failure ("connection refused")
   std::string router_error;  // why the router answered itself (502/503/504), in
                              // http::ProxyFailure's words ("upstream_timeout"); empty otherwise

@@ -1,9 +1,12 @@
 #include "verify/agent.h"
 
+#include <atomic>
 #include <cctype>
 #include <cstdlib>
 #include <mutex>
 #include <sstream>
+#include <thread>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -12,6 +15,8 @@
 #include "base/version.h"
 
 namespace zerodrop::verify {
+
+using record::Micros;
 namespace {
 
 using Json = nlohmann::json;  // not `json`: other files of the unity build name variables so
@@ -62,6 +67,9 @@ private:
   uint64_t n_ = 0;
 };
 
+// The fresh engine's request numbers start here, apart from the kept-alive engine's.
+constexpr uint64_t kFreshSeq = 1'000'000'000;
+
 }  // namespace
 
 std::string agent_target(const AgentOptions& o,
@@ -96,9 +104,30 @@ int run_agent(const AgentOptions& o, std::ostream& out) {
   options.targets = {{"GET", target}};
   options.duration = o.duration;
   Stream stream(out);
+  // With keep-alive and a fresh share, the new connections run as an engine of their own beside
+  // the kept-alive pool: closing pool connections would end the long-lived ones a stale
+  // keep-alive needs. It starts once the main engine has, and its records move onto that t = 0.
+  load::Options fresh = options;
+  bool split = options.keepalive == load::Keepalive::on && options.fresh_share > 0;
+  if (split) {
+    fresh.keepalive = load::Keepalive::off;
+    fresh.fresh_share = options.fresh_share = 0;
+    fresh.rate = o.load.rate * o.load.fresh_share;
+    options.rate = o.load.rate - fresh.rate;
+  }
+  std::chrono::steady_clock::time_point main_start;
+  std::atomic<int64_t> fresh_shift_us{0};
+  std::thread fresh_thread;
+  load::Summary fresh_summary;
+  std::exception_ptr fresh_error;
   load::Hooks hooks;
-  hooks.stop = o.stop;
+  load::Hooks fresh_hooks;
+  hooks.stop = fresh_hooks.stop = o.stop;
+  fresh_hooks.on_start = [&](std::chrono::steady_clock::time_point start) {
+    fresh_shift_us = std::chrono::duration_cast<Micros>(start - main_start).count();
+  };
   hooks.on_start = [&](std::chrono::steady_clock::time_point start) {
+    main_start = start;
     auto wall = std::chrono::system_clock::now()
                 - std::chrono::duration_cast<std::chrono::system_clock::duration>(
                     std::chrono::steady_clock::now() - start);
@@ -108,14 +137,64 @@ int run_agent(const AgentOptions& o, std::ostream& out) {
                  {"index", o.index},
                  {"count", o.count},
                  {"target", target},
-                 {"rate", options.rate},
+                 {"rate", o.load.rate},
                  {"wall_us", wall_us(wall)},
                  {"version", std::string(base::version())}});
+    if (split) {
+      fresh_thread = std::thread([&] {
+        try {
+          fresh_summary = load::run(fresh, fresh_hooks);
+        } catch (...) {
+          fresh_error = std::current_exception();
+        }
+      });
+    }
   };
+  // A failure on a reused connection names no backend; under kube-proxy a connection keeps its
+  // backend for life, so it is the one that last answered on it (keyed by the source port).
+  std::unordered_map<uint16_t, std::string> answered_by;
+  std::mutex answered_mutex;  // the load's threads record concurrently
   hooks.on_record = [&](const record::RequestRecord& r) {
-    stream.request(r);
+    std::unique_lock lock(answered_mutex);
+    std::string& last = answered_by[r.local_port];
+    if (r.connection == record::Connection::fresh || !r.backend.empty()) {
+      last = r.backend;
+    }
+    if (!r.backend.empty() || last.empty()) {
+      lock.unlock();
+      stream.request(r);
+      return;
+    }
+    record::RequestRecord named = r;
+    named.backend = last;
+    lock.unlock();
+    stream.request(named);
+  };
+  fresh_hooks.on_record = [&](const record::RequestRecord& r) {
+    record::RequestRecord moved = r;
+    Micros shift(fresh_shift_us.load());
+    moved.seq += kFreshSeq;
+    moved.intended += shift;
+    moved.done += shift;
+    for (auto* t : {&moved.sent, &moved.first_byte}) {
+      if (*t) {
+        **t += shift;
+      }
+    }
+    hooks.on_record(moved);
   };
   load::Summary s = load::run(options, hooks);
+  if (fresh_thread.joinable()) {
+    fresh_thread.join();
+  }
+  if (fresh_error) {
+    std::rethrow_exception(fresh_error);
+  }
+  s.requests += fresh_summary.requests;
+  s.ok += fresh_summary.ok;
+  s.failed += fresh_summary.failed;
+  s.late += fresh_summary.late;
+  s.unsent += fresh_summary.unsent;
   stream.line({{"k", "summary"},
                {"requests", s.requests},
                {"ok", s.ok},

@@ -42,6 +42,10 @@ Json agent_container(const AgentJob& j) {
                                    "--duration",
                                    seconds_arg(j.deadline),
                                    j.keepalive ? "--keepalive" : "--no-keepalive"};
+  if (j.fresh_share > 0) {
+    args.push_back("--fresh");
+    args.push_back(fmt::format("{}%", j.fresh_share * 100));
+  }
   for (const auto& [name, value] : j.headers) {
     args.push_back("-H");
     args.push_back(name + ": " + value);

@@ -29,6 +29,7 @@ struct AgentJob {
   std::string service;   // NAME[:PORTNAME] of the Service the agents load
   double rate = 10;      // each agent's requests per second
   bool keepalive = false;
+  double fresh_share = 0;  // with keepalive: the share of requests that close their connection
   Duration timeout = std::chrono::seconds(5);
   std::string backend_header = "X-Pod-Name";
   std::vector<std::pair<std::string, std::string>> headers;

@@ -328,21 +328,21 @@ size_t attribute_to_terminating(const std::vector<Event>& events,
       continue;
     }
     Micros t = r.sent.value_or(r.intended);
-    const std::string* only = nullptr;
-    int count = 0;
+    std::vector<std::string> terminating;
     for (const auto& [pod, w] : windows) {
       // The later of the two that were seen: a pod still in the slices may still get traffic.
       Micros until = w.exited == Micros::max()    ? w.removed
                      : w.removed == Micros::max() ? w.exited
                                                   : std::max(w.exited, w.removed);
       if (t >= w.from && (until == Micros::max() || t <= until + kRouterLag)) {
-        only = &pod;
-        ++count;
+        terminating.push_back(pod);
       }
     }
-    if (count == 1) {
-      r.backend = *only;
+    if (terminating.size() == 1) {
+      r.backend = terminating.front();
       ++attributed;
+    } else if (terminating.size() > 1) {
+      r.backend_candidates = std::move(terminating);  // the diagnosis weighs each
     }
   }
   return attributed;

@@ -84,7 +84,8 @@ private:
 // Failed requests on fresh connections that name no backend (a refused or reset connection
 // carries no identity) are given the one pod that was terminating when they were sent, when
 // there was exactly one: a fresh connection reached a terminating pod only through a router
-// that had not applied its termination. Returns how many were attributed.
+// that had not applied its termination. With several terminating, they become the request's
+// backend_candidates. Returns how many were given one pod.
 size_t attribute_to_terminating(const std::vector<record::Event>& events,
                                 std::vector<record::RequestRecord>& requests);
 

@@ -100,9 +100,52 @@ std::vector<NodeUpdate> estimate_updates(const std::vector<record::Event>& event
   return out;
 }
 
-void write_propagation(const record::RunFolder& folder, const record::RunRecord& run,
+size_t apply_updates(const std::vector<NodeUpdate>& updates, std::vector<record::Event>& events,
+                     std::vector<RequestRecord>& requests) {
+  std::map<std::pair<std::string, std::string>, const NodeUpdate*> by_key;
+  for (const NodeUpdate& u : updates) {
+    by_key[{u.node, u.pod}] = &u;
+    if (u.hi) {
+      record::Event e;
+      e.t = *u.hi;
+      e.kind = record::EventKind::router_applied;
+      e.router = u.node;
+      e.pod = u.pod;
+      e.conditions = record::Conditions{false, false, true};
+      e.detail = fmt::format("inferred: {} stopped sending new connections to {} between {} and {}",
+                             u.node, u.pod, format_duration(u.lo), format_duration(*u.hi));
+      events.push_back(std::move(e));
+    }
+  }
+  auto update_of = [&](const RequestRecord& r, const std::string& pod) -> const NodeUpdate* {
+    auto it = by_key.find({r.router, pod});
+    return it == by_key.end() ? nullptr : it->second;
+  };
+  size_t unknown = 0;
+  for (RequestRecord& r : requests) {
+    Micros t = r.sent.value_or(r.intended);
+    if (r.failed && !r.backend_candidates.empty()) {
+      std::erase_if(r.backend_candidates, [&](const std::string& pod) {
+        const NodeUpdate* u = update_of(r, pod);
+        return u != nullptr && u->hi && t > *u->hi;
+      });
+      if (r.backend_candidates.size() == 1) {
+        r.backend = r.backend_candidates.front();
+        r.backend_candidates.clear();
+      }
+    } else if (r.failed && r.connection == record::Connection::reused && !r.backend.empty()) {
+      const NodeUpdate* u = update_of(r, r.backend);
+      if (u != nullptr && t > u->lo && (!u->hi || t <= *u->hi)) {
+        r.backend.clear();
+        ++unknown;
+      }
+    }
+  }
+  return unknown;
+}
+
+void write_propagation(const record::RunFolder& folder, const std::vector<NodeUpdate>& updates,
                        int64_t wall_start_us) {
-  std::vector<NodeUpdate> updates = estimate_updates(run.events, run.requests);
   if (updates.empty()) {
     return;
   }

@@ -31,10 +31,21 @@ std::vector<NodeUpdate> estimate_updates(const std::vector<record::Event>& event
                                          const std::vector<record::RequestRecord>& requests,
                                          double error = 0.001);
 
+// What the bounded updates tell the diagnosis, appended to `events` (not in time order) and set
+// on `requests`:
+// * a router_applied event (inferred) at each `hi`: the node had surely dropped the pod by then;
+// * a failure's backend_candidates without the pods its node had surely dropped when it was sent
+//   (one left: that is its backend);
+// * a failure on a reused connection to pod X sent between the bounds of its node's update of X
+//   loses its backend: before the update it is the race, after it keepalive-stale, and the
+//   traffic cannot tell which. Returns how many lost it.
+size_t apply_updates(const std::vector<NodeUpdate>& updates, std::vector<record::Event>& events,
+                     std::vector<record::RequestRecord>& requests);
+
 // Writes propagation.ndjson into the run folder (one NodeUpdate a line, times in µs on the run's
 // clock and on the wall clock, `wall_start_us` being t = 0) and says each on stderr. Throws
 // Error when the file cannot be written.
-void write_propagation(const record::RunFolder& folder, const record::RunRecord& run,
+void write_propagation(const record::RunFolder& folder, const std::vector<NodeUpdate>& updates,
                        int64_t wall_start_us);
 
 }  // namespace zerodrop::verify

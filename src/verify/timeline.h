@@ -19,6 +19,7 @@
 #include "record/run_record.h"
 #include "verify/agents.h"
 #include "verify/observer.h"
+#include "verify/propagation.h"
 
 namespace zerodrop::verify {
 
@@ -106,6 +107,9 @@ public:
     requests_.push_back(std::move(r));
   }
 
+  // Each node's update of each deleted pod as finish() estimated it.
+  const std::vector<NodeUpdate>& updates() const { return updates_; }
+
   std::vector<std::string> agent_nodes() {
     std::lock_guard lock(mutex_);
     std::vector<std::string> nodes;
@@ -134,6 +138,22 @@ public:
                                 "name; each went to the only pod terminating when it was sent",
                                 named)));
     }
+    // Each node's update of each deleted pod, bounded from its agent's traffic, tells the
+    // diagnosis when the node had surely dropped it.
+    updates_ = estimate_updates(events_, requests_);
+    std::vector<Event> inferred;
+    size_t unknown = apply_updates(updates_, inferred, requests_);
+    for (Event& e : inferred) {
+      add_locked(std::move(e));
+    }
+    if (unknown > 0) {
+      add_locked(api_event(
+          now(), EventKind::note,
+          fmt::format("{} failed requests on reused connections were sent while their node's "
+                      "update of their pod lay between its bounds: keepalive-stale after it, the "
+                      "deregistration race before it; their backend is left out",
+                      unknown)));
+    }
     for (const auto& r : requests_) {
       writer_.write(r);
     }
@@ -157,6 +177,7 @@ private:
   std::vector<Event> events_;
   std::vector<record::RequestRecord> requests_;
   std::map<std::string, std::pair<std::string, Micros>> agents_;  // pod -> node, clock offset
+  std::vector<NodeUpdate> updates_;
 };
 
 }  // namespace zerodrop::verify

@@ -294,6 +294,7 @@ std::unique_ptr<Agents> start_agents(const ApiClient& client, const Options& o,
   job.service = target.service;
   job.rate = o.load.rate / job.count;
   job.keepalive = o.load.keepalive == load::Keepalive::on;
+  job.fresh_share = o.load.fresh_share;
   job.timeout = o.load.timeout;
   job.backend_header = o.load.backend_header;
   job.headers = o.load.headers;
@@ -445,7 +446,7 @@ int run(const Options& o, const Finish& finish) {
   record::RunRecord run = base_record(o, target, agent_nodes);
   run.end = timeline.now();
   run = timeline.finish(std::move(run));
-  write_propagation(folder, run, timeline.wall_start_us());
+  write_propagation(folder, timeline.updates(), timeline.wall_start_us());
   int code = finish(folder, run);
   if (ending == Ending::interrupted) {
     return to_int(ExitCode::interrupted);

@@ -3,22 +3,29 @@
 # HTTPS API with its token, verify's restart patch driving the lab's rollout, and verify's agents:
 # an Indexed Job the lab runs as `zerodrop verify-agent` processes, one per node, each loading the
 # Service through its node's router; verify follows their logs, merges their records and deletes
-# the Job. A naive app (dies at SIGTERM, no preStop) is named deregistration-race by verify and
-# by the lab's own diagnosis of the same rollout, and verify's per-node estimate of when each
-# router stopped sending to each deleted pod contains the lab's exact time; a graceful one with a
-# preStop sleep longer than the propagation passes both.
+# the Job. The lab reads the same agents' requests back from their logs, joins each to the backend
+# its router chose and diagnoses them with its exact events (RUN/agents): verify's count of each
+# example's hole must be within 10 % of the lab's. naive (dies at SIGTERM, no preStop) and
+# close-listener (closes its listener at SIGTERM) are deregistration-race, linger (serves on
+# after SIGTERM, never says Connection: close) under keep-alive agents is keepalive-stale; verify's
+# per-node estimate of when each router stopped sending to each deleted pod contains the lab's
+# exact time; graceful with a preStop sleep longer than the propagation passes both.
 # labels: timing
-# cost: 13
+# cost: 50
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/lab_common.inc"
 need_example naive
 need_example graceful
+need_example close-listener
+need_example linger
 command -v kubectl >/dev/null || skip "no kubectl on this host"
 export TMPDIR="$WORK/tmp"
 mkdir -p "$TMPDIR"
 
 # verify_lab NAME EXAMPLE [lab flags...] -- [example flags...]: a lab that waits for a client,
-# and verify as that client. Exit codes in $lab_rc and $verify_rc.
+# and verify (with the flags in $verify_flags) as that client. Exit codes in $lab_rc and
+# $verify_rc.
+verify_flags=()
 verify_lab() {
   local name=$1 example=$2; shift 2
   local lab_flags=() app_flags=()
@@ -38,9 +45,16 @@ verify_lab() {
   verify_rc=0
   timeout 120 "$ZERODROP" verify deploy/web --kubeconfig "$kc" --agent-image zerodrop:lab \
     --rate 150 --warmup 1s --tail 2s --rollout-timeout 60s --out "$WORK/$name-verify" \
+    "${verify_flags[@]}" \
     >"$WORK/$name-verify.out" 2>"$WORK/$name-verify.err" || verify_rc=$?
   lab_rc=0
   wait "$lab" || lab_rc=$?
+}
+# compare NAME HOLE: verify named HOLE as often as the lab did over the same requests (±10 %).
+compare() {
+  python3 "$(dirname "$0")/verify_compare.py" "$WORK/$1-lab" "$WORK/$1-verify" "$2" \
+    >"$WORK/$1-compare" || { cat "$WORK/$1-compare"; show_both "$1"; fail "$1: verify and the lab differ"; }
+  sed "s/^/$1: /" "$WORK/$1-compare"
 }
 show_both() {
   for f in "$1-verify.out" "$1-verify.err" "$1-lab.out" "$1-lab.err"; do
@@ -58,6 +72,7 @@ for kind in rollout_started rollout_finished deletion_started pod_exited endpoin
   expect_grep "\"kind\":\"$kind\"" "$WORK/naive-verify/events.ndjson"
 done
 expect_exit 1 "$ZERODROP" report "$WORK/naive-verify"
+compare naive deregistration-race
 # The agents: one per node, every request through a node's router, the Job deleted at the end
 # (the lab sent each agent SIGTERM; each said bye and exited 0).
 [ "$(grep -c '"detail":"agent zerodrop-verify-.* is loading' "$WORK/naive-verify/events.ndjson")" = 3 ] \
@@ -71,9 +86,26 @@ python3 "$(dirname "$0")/verify_propagation.py" "$WORK/naive-lab" "$WORK/naive-v
   >"$WORK/propagation" || { cat "$WORK/propagation"; fail "verify's per-node estimate missed the lab's truth"; }
 cat "$WORK/propagation"
 
+# close-listener: refuses new connections from its SIGTERM on and drains the rest.
+verify_lab close-listener close-listener
+[ "$verify_rc" = 1 ] || { show_both close-listener; fail "verify of close-listener exited $verify_rc, expected 1"; }
+[ "$lab_rc" = 1 ] || { show_both close-listener; fail "the lab of close-listener exited $lab_rc, expected 1"; }
+compare close-listener deregistration-race
+
+# linger: keep-alive agents hold connections pinned to a pod that serves on after its routers
+# dropped it, until it exits 2.5 s after SIGTERM without ever saying Connection: close; 30 % of
+# their requests close their connection, so that new ones bound each node's update.
+verify_flags=(--keepalive --fresh 40%)
+verify_lab linger linger -- --linger 3s --delay 200ms
+verify_flags=()
+[ "$verify_rc" = 1 ] || { show_both linger; fail "verify of linger exited $verify_rc, expected 1"; }
+compare linger keepalive-stale
+
 verify_lab graceful graceful --prestop sleep:1.5s -- --delay 1s
 [ "$verify_rc" = 0 ] || { show_both graceful; fail "verify of graceful exited $verify_rc, expected 0"; }
 [ "$lab_rc" = 0 ] || { show_both graceful; fail "the lab of graceful exited $lab_rc, expected 0"; }
+expect_grep '"failed": *0,' "$WORK/graceful-verify/report.json"
+expect_grep '"verdict": *"pass"' "$WORK/graceful-lab/agents/report.json"
 # The live Deployment carries the preStop: verify infers each stop signal 1.5 s after the deletion.
 expect_grep 'inferred: deletion seen \+ preStop 1.5s' "$WORK/graceful-verify/events.ndjson"
 [ -z "$(find "$TMPDIR" -mindepth 1 -maxdepth 1 -name 'zerodrop-verify.*')" ] \

@@ -132,6 +132,30 @@ TEST(RunRecord, VersionsMigrationsAndErrorBodiesRoundTrip) {
   std::remove(path.c_str());
 }
 
+TEST(RunRecord, BackendCandidatesRoundTripAndAreWrittenOnlyWhenThere) {
+  std::string path = ::testing::TempDir() + "/rr_candidates.ndjson";
+  {
+    std::ofstream out(path);
+    RequestRecord r;
+    r.outcome = Outcome::reset_before_response;
+    r.failed = true;
+    r.backend_candidates = {"web-1", "web-2"};
+    write_ndjson(out, r);
+    write_ndjson(out, RequestRecord{});
+  }
+  std::vector<RequestRecord> back = read_requests(path);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].backend_candidates, (std::vector<std::string>{"web-1", "web-2"}));
+  EXPECT_TRUE(back[1].backend_candidates.empty());
+  std::ifstream in(path);
+  std::string first, second;
+  std::getline(in, first);
+  std::getline(in, second);
+  EXPECT_NE(first.find(R"("backend_candidates":["web-1","web-2"])"), std::string::npos) << first;
+  EXPECT_EQ(second.find("backend_candidates"), std::string::npos) << second;
+  std::remove(path.c_str());
+}
+
 TEST(RunRecord, BackendFateIsWrittenOnlyWhenARouterKnewTheConnection) {
   std::string path = ::testing::TempDir() + "/rr_backend_fate.ndjson";
   {

@@ -191,6 +191,10 @@ TEST(AttributeToTerminating, OnlyTheOneTerminatingPodOfAFreshFailure) {
   EXPECT_EQ(requests[2].backend, "");
   EXPECT_EQ(requests[3].backend, "");
   EXPECT_EQ(requests[4].backend, "");
+  EXPECT_EQ(requests[4].backend_candidates, (std::vector<std::string>{"b", "c"}));
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_TRUE(requests[i].backend_candidates.empty()) << i;
+  }
 }
 
 }  // namespace
