@@ -290,9 +290,10 @@ void apply_http2_flags(const CLI::App& app, const Flags& f, lab::Options& o) {
     return;
   }
   if (o.dataplane == lab::Dataplane::l7) {
-    throw Error(fmt::format("--dataplane l7 {}: the l7 router speaks HTTP/1.1; HTTP/2 routing is "
-                            "planned",
-                            f.grpc.empty() ? "--http2" : "--grpc"));
+    throw Error(
+        fmt::format("--dataplane l7 {}: the l7 router speaks HTTP/1.1; HTTP/2 routing is "
+                    "planned",
+                    f.grpc.empty() ? "--http2" : "--grpc"));
   }
   o.load.protocol = f.grpc.empty() ? load::Protocol::http2 : load::Protocol::grpc;
   if (!f.grpc.empty()) {

@@ -119,8 +119,7 @@ TEST(SchemaRace, EachVersionsOwnErrorIsQuoted) {
   Diagnosis d = diagnose(run, {});
   ASSERT_EQ(d.holes.size(), 1u);
   const std::string& evidence = d.holes.front().evidence;
-  EXPECT_NE(evidence.find("version A answered: \"no column name\""), std::string::npos)
-      << evidence;
+  EXPECT_NE(evidence.find("version A answered: \"no column name\""), std::string::npos) << evidence;
   EXPECT_NE(evidence.find("version B answered: \"no column title\""), std::string::npos)
       << evidence;
 }
