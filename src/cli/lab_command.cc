@@ -289,11 +289,15 @@ void apply_http2_flags(const CLI::App& app, const Flags& f, lab::Options& o) {
   if (f.grpc.empty() && !f.http2) {
     return;
   }
+  const char* flag = f.grpc.empty() ? "--http2" : "--grpc";
+  if (o.ingress != lab::Ingress::none) {
+    throw Error(fmt::format("--ingress {} {}: the lab configures the ingress for HTTP/1.1 only; "
+                            "HTTP/2 routing is planned",
+                            f.ingress, flag));
+  }
   if (o.dataplane == lab::Dataplane::l7) {
-    throw Error(
-        fmt::format("--dataplane l7 {}: the l7 router speaks HTTP/1.1; HTTP/2 routing is "
-                    "planned",
-                    f.grpc.empty() ? "--http2" : "--grpc"));
+    throw Error(fmt::format(
+        "--dataplane l7 {}: the l7 router speaks HTTP/1.1; HTTP/2 routing is planned", flag));
   }
   o.load.protocol = f.grpc.empty() ? load::Protocol::http2 : load::Protocol::grpc;
   if (!f.grpc.empty()) {

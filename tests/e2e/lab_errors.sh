@@ -60,5 +60,7 @@ expect_exit 2 "$ZERODROP" lab --dataplane l7 --grpc zd.Echo/Call -- true
 expect_grep "^zerodrop: error: --dataplane l7 --grpc: the l7 router speaks HTTP/1.1; HTTP/2 routing is planned$" "$WORK/err"
 expect_exit 2 "$ZERODROP" lab --dataplane l7 --http2 -- true
 expect_grep "HTTP/2 routing is planned$" "$WORK/err"
+expect_exit 2 "$ZERODROP" lab --ingress haproxy --grpc zd.Echo/Call -- true
+expect_grep "^zerodrop: error: --ingress haproxy --grpc: the lab configures the ingress for HTTP/1.1 only; HTTP/2 routing is planned$" "$WORK/err"
 expect_exit 2 "$ZERODROP" lab --grpc nomethod -- true
 expect_grep "^zerodrop: error: --grpc: expected SERVICE/METHOD" "$WORK/err"
