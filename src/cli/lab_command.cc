@@ -291,9 +291,10 @@ void apply_http2_flags(const CLI::App& app, const Flags& f, lab::Options& o) {
   }
   const char* flag = f.grpc.empty() ? "--http2" : "--grpc";
   if (o.ingress != lab::Ingress::none) {
-    throw Error(fmt::format("--ingress {} {}: the lab configures the ingress for HTTP/1.1 only; "
-                            "HTTP/2 routing is planned",
-                            f.ingress, flag));
+    throw Error(
+        fmt::format("--ingress {} {}: the lab configures the ingress for HTTP/1.1 only; "
+                    "HTTP/2 routing is planned",
+                    f.ingress, flag));
   }
   if (o.dataplane == lab::Dataplane::l7) {
     throw Error(fmt::format(
