@@ -23,6 +23,7 @@
 #include "lab/lab.h"
 #include "lab/migration.h"
 #include "lab/recorder.h"
+#include "lab/router_core.h"
 
 namespace zerodrop::lab {
 namespace {
@@ -347,20 +348,8 @@ public:
   uint16_t port() const override { return port_; }
 
   void schedule(const EndpointChange& change, Duration delay) override {
-    Clock::time_point at;
     ++unapplied_;
-    {
-      std::lock_guard lock(schedule_mutex_);
-      at = schedule_.add(change, clock_.now(), delay);
-    }
-    asio::post(io_, [this, at] {
-      auto timer = std::make_shared<asio::steady_timer>(io_, at);
-      timer->async_wait([this, timer](boost::system::error_code ec) {
-        if (!ec) {
-          apply_due();
-        }
-      });
-    });
+    due_.add(change, delay);
   }
 
   // The ingress is L7: it reports the pod of each request in the response, not per connection.
@@ -389,12 +378,7 @@ public:
 private:
   // Every due change at once, as a controller batches what its watch delivered; each is recorded
   // as applied only once the program routes by it.
-  void apply_due() {
-    std::vector<EndpointChange> due;
-    {
-      std::lock_guard lock(schedule_mutex_);
-      due = schedule_.take_due(clock_.now());
-    }
+  void apply_due(const std::vector<EndpointChange>& due) {
     if (due.empty()) {
       return;
     }
@@ -407,16 +391,7 @@ private:
       return;
     }
     for (const EndpointChange& change : due) {
-      record::Event e;
-      e.kind = record::EventKind::router_applied;
-      e.pod = change.endpoint.pod;
-      e.router = options_.name;
-      if (change.removed) {
-        e.detail = "removed";
-      } else {
-        e.conditions = change.endpoint.conditions;
-      }
-      recorder_->event(std::move(e));
+      recorder_->event(applied_event(change, options_.name));
     }
   }
 
@@ -426,8 +401,9 @@ private:
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_;
   SteadyClock clock_;
-  std::mutex schedule_mutex_;
-  PropagationSchedule schedule_;
+  DueChanges due_{io_, clock_, [this](std::vector<EndpointChange> due) {
+                    apply_due(due);
+                  }};
   EndpointTable table_;  // the router's thread only
   std::unique_ptr<Driver> driver_;
   mutable std::atomic<uint64_t> refusals_{0};

@@ -30,7 +30,12 @@ RouterCore::RouterCore(const RouterOptions& options, Recorder* recorder)
       options_(options),
       recorder_(recorder),
       port_(acceptor_.local_endpoint().port()),
-      rng_(options.seed) {}
+      rng_(options.seed),
+      due_(io_, clock_, [this](std::vector<EndpointChange> due) {
+        for (const EndpointChange& change : due) {
+          apply(change);
+        }
+      }) {}
 
 RouterCore::~RouterCore() {
   stop();
@@ -49,13 +54,17 @@ void RouterCore::run() {
 }
 
 void RouterCore::schedule(const EndpointChange& change, Duration delay) {
+  due_.add(change, delay);
+}
+
+void DueChanges::add(const EndpointChange& change, Duration delay) {
   Clock::time_point at;
   {
-    std::lock_guard lock(schedule_mutex_);
+    std::lock_guard lock(mutex_);
     at = schedule_.add(change, clock_.now(), delay);
   }
-  asio::post(io_, [this, at] {
-    auto timer = std::make_shared<asio::steady_timer>(io_, at);
+  boost::asio::post(io_, [this, at] {
+    auto timer = std::make_shared<boost::asio::steady_timer>(io_, at);
     timer->async_wait([this, timer](boost::system::error_code ec) {
       if (!ec) {
         apply_due();
@@ -64,17 +73,26 @@ void RouterCore::schedule(const EndpointChange& change, Duration delay) {
   });
 }
 
-// Changes clamped to the same instant have timers that expire together, and Asio may run those
-// in any order: each timer applies every due change, oldest first.
-void RouterCore::apply_due() {
+void DueChanges::apply_due() {
   std::vector<EndpointChange> due;
   {
-    std::lock_guard lock(schedule_mutex_);
+    std::lock_guard lock(mutex_);
     due = schedule_.take_due(clock_.now());
   }
-  for (const EndpointChange& change : due) {
-    apply(change);
+  apply_(std::move(due));
+}
+
+record::Event applied_event(const EndpointChange& change, const std::string& router) {
+  record::Event e;
+  e.kind = record::EventKind::router_applied;
+  e.pod = change.endpoint.pod;
+  e.router = router;
+  if (change.removed) {
+    e.detail = "removed";
+  } else {
+    e.conditions = change.endpoint.conditions;
   }
+  return e;
 }
 
 Clock::time_point RouterCore::stamp() {
@@ -85,19 +103,9 @@ Clock::time_point RouterCore::stamp() {
 void RouterCore::apply(const EndpointChange& change) {
   Clock::time_point at = stamp();
   table_.apply(change);
-  if (recorder_ == nullptr) {
-    return;
+  if (recorder_ != nullptr) {
+    recorder_->event_at(at, applied_event(change, options_.name));
   }
-  record::Event e;
-  e.kind = record::EventKind::router_applied;
-  e.pod = change.endpoint.pod;
-  e.router = options_.name;
-  if (change.removed) {
-    e.detail = "removed";
-  } else {
-    e.conditions = change.endpoint.conditions;
-  }
-  recorder_->event_at(at, std::move(e));
 }
 
 const Endpoint* RouterCore::choose(const std::vector<std::string>& skip) {

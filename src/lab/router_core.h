@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -15,6 +16,32 @@
 #include "lab/router.h"
 
 namespace zerodrop::lab {
+
+// Endpoint changes waiting for their propagation time on a router's io_context. Each timer
+// takes every change due by then, oldest first (Asio may run timers for one instant in any
+// order), and hands them to `apply` on the io_context's thread.
+class DueChanges {
+public:
+  using Apply = std::function<void(std::vector<EndpointChange>)>;
+
+  DueChanges(boost::asio::io_context& io, const Clock& clock, Apply apply)
+      : io_(io), clock_(clock), apply_(std::move(apply)) {}
+
+  // Safe from any thread.
+  void add(const EndpointChange& change, Duration delay);
+
+private:
+  void apply_due();
+
+  boost::asio::io_context& io_;
+  const Clock& clock_;
+  Apply apply_;
+  std::mutex mutex_;
+  PropagationSchedule schedule_;
+};
+
+// The router_applied event of `change` at `router` (its time is the caller's).
+record::Event applied_event(const EndpointChange& change, const std::string& router);
 
 // What the l4 and l7 proxies share: the io_context and its thread, the listener, the endpoint
 // table (touched only on the router's thread) and the records of choices and refusals.
@@ -62,7 +89,6 @@ public:
   const RouterOptions& options() const { return options_; }
 
 private:
-  void apply_due();
   void apply(const EndpointChange& change);
   // Now, but at least 1 µs after the previous stamp: the router's updates and binds, stamped on
   // its one thread, keep in the record the order it did them in, even within a microsecond.
@@ -78,8 +104,7 @@ private:
   size_t next_ = 0;
   SteadyClock clock_;
   Clock::time_point last_stamp_{};  // router thread only
-  std::mutex schedule_mutex_;
-  PropagationSchedule schedule_;
+  DueChanges due_;
   mutable std::mutex clients_mutex_;
   // The latest few connections from each client port, oldest first.
   std::unordered_map<uint16_t, std::deque<ClientConnection>> clients_;
