@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The lab against real servers, each with its fast and its graceful stop signal: the measurements
 # behind the "Real servers" table of docs/lab.md. Servers not installed are listed as such.
-# Usage: bench/lab_real_servers.sh [path/to/zerodrop] [OUT_DIR]   (RUNS=3 SERVERS="nginx caddy")
+# Usage: bench/lab_real_servers.sh [path/to/zerodrop] [OUT_DIR]   (RUNS=3 SERVERS="nginx caddy"
+#        LAB_FLAGS="--dataplane nftables --prestop sleep:3s": more lab flags for every run)
 # Debian: apt-get install lighttpd apache2 haproxy caddy python3-gunicorn nginx-light; node.
 set -uo pipefail
 ZERODROP=${1:-build/zerodrop}
 OUT=${2:-$(mktemp -d "${TMPDIR:-/tmp}/zerodrop-real-servers.XXXXXX")}
 RUNS=${RUNS:-3}
+read -r -a lab_flags <<<"${LAB_FLAGS:-}"
 SERVERS=${SERVERS:-"node nginx apache2 haproxy lighttpd caddy gunicorn"}
 HERE=$(cd "$(dirname "$0")" && pwd)
 CONF="$OUT/conf"
@@ -121,7 +123,7 @@ for server in $SERVERS; do
     PATH="$PATH:/usr/sbin" "$ZERODROP" lab --replicas 2 --nodes 2 --propagation 500ms \
       --rate 400 --connections 16 --warmup 500ms --tail 500ms --readiness tcp \
       --readiness-period 100ms --grace 5s --stop-signal "$signal" --runs "$RUNS" --out "$dir" \
-      -- "$@" >"$dir.out" 2>"$dir.err"
+      "${lab_flags[@]}" -- "$@" >"$dir.out" 2>"$dir.err"
     echo "== $server SIG$signal ($kind): exit $?"
     grep -E "^run |runs passed|^  [a-z-]+ in " "$dir.out"
   done

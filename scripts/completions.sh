@@ -19,21 +19,32 @@ commands() {
     on { name = $1; sub(/^ *[^ ]+ +/, ""); print name "\037" $0 }'
 }
 
-# "LONG US SHORT US DESCRIPTION" per flag of subcommand $1 (SHORT may be empty).
+# "LONG US SHORT US DESCRIPTION" per flag of subcommand $1 (SHORT may be empty). A flag with two
+# long names (--keepalive,--no-keepalive) gives a line for each; a description CLI11 wrapped to
+# the next line (after a long flag spec) is read from there.
 flags() {
-  "$zerodrop" "$1" --help | awk '/^Options:/ {on = 1; next} on && /^$/ {on = 0}
+  "$zerodrop" "$1" --help | awk '
+    function emit(   k) {
+      for (k = 1; k <= nl; k++) print longs[k] "\037" short "\037" desc
+      nl = 0
+    }
+    /^Options:/ {on = 1; next}
+    on && /^$/ {on = 0}
     on && /^  -/ {
-      spec = $1; short = ""; long = ""
+      emit()
+      spec = $1; short = ""
       sub(/\{.*/, "", spec)
       n = split(spec, parts, ",")
       for (i = 1; i <= n; i++) {
-        if (parts[i] ~ /^--/) long = substr(parts[i], 3)
+        if (parts[i] ~ /^--/) longs[++nl] = substr(parts[i], 3)
         else if (parts[i] ~ /^-/) short = substr(parts[i], 2)
       }
       desc = substr($0, 3); i = index(desc, "  ")  # the flag and its type end at two spaces
       desc = i ? substr(desc, i) : ""; sub(/^ +/, "", desc)
-      if (long != "") print long "\037" short "\037" desc
-    }'
+      next
+    }
+    on && nl && desc == "" && /^   +[^ -]/ { desc = $0; sub(/^ +/, "", desc) }
+    END { emit() }'
 }
 
 # Quoting for the three shells: descriptions lose characters that would need escaping there.

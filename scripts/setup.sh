@@ -4,8 +4,10 @@
 #   build  compilers, the lld linker, CMake, Ninja and the libraries zerodrop links (libpq for
 #          the schema-race example app)
 #   test   build + what the tests drive (Chromium for the HTML report, nginx pods, iproute2,
-#          PostgreSQL 15 for lab --db postgres), and Debian's kubectl 1.20 unpacked, not
-#          installed, into /var/cache/zerodrop/kubectl-1.20 (scripts/fetch-kubectl-1.20.sh)
+#          nftables and iptables for `lab --dataplane nftables|iptables`, python3-grpcio and
+#          grpc++ for the gRPC example servers, PostgreSQL 15 for lab --db postgres, podman + runc for lab's containers and
+#          make image, busybox-static for the container tests' images), and Debian's kubectl 1.20
+#          unpacked, not installed, into /var/cache/zerodrop/kubectl-1.20 (scripts/fetch-kubectl-1.20.sh)
 #   bench  test + the peers the benchmarks measure against (nginx, wrk, hey, haproxy, hyperfine)
 set -euo pipefail
 
@@ -15,8 +17,8 @@ want=(g++ cmake ninja-build make pkg-config lld
       libbenchmark-dev libpq-dev)
 case "${1:-build}" in
   build) ;;
-  test) want+=(chromium iproute2 procps util-linux python3 curl python3-jsonschema openssl nginx-light haproxy python3-grpcio postgresql-15) ;;
-  bench) want+=(chromium iproute2 procps util-linux python3 curl python3-jsonschema openssl nginx-light wrk hey haproxy hyperfine time nghttp2-client postgresql-15) ;;
+  test) want+=(chromium iproute2 nftables iptables procps util-linux python3 curl python3-jsonschema openssl nginx-light haproxy python3-grpcio libgrpc++-dev postgresql-15 podman runc busybox-static) ;;
+  bench) want+=(chromium iproute2 nftables iptables procps util-linux python3 curl python3-jsonschema openssl nginx-light wrk hey haproxy hyperfine time nghttp2-client postgresql-15 podman runc busybox-static) ;;
   *) echo "setup.sh: error: unknown profile '$1' (expected build, test or bench)" >&2; exit 2 ;;
 esac
 

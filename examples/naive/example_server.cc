@@ -173,8 +173,11 @@ Session::~Session() {
 
 void Session::close_if_idle() {
   if (!busy_) {
+    // Cancels the wait for a request instead of closing under it: a request whose bytes the
+    // read has already taken is answered (with Connection: close), not dropped unanswered. The
+    // cancelled read ends the session, which closes the connection.
     beast::error_code ignored;
-    socket_.close(ignored);
+    socket_.cancel(ignored);
   }
 }
 

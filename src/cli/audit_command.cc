@@ -12,6 +12,7 @@
 #include "cli/command.h"
 
 namespace zerodrop::cli {
+namespace audit_command {
 namespace {
 
 constexpr const char* kFooter = R"(
@@ -138,8 +139,10 @@ int list_rules() {
 }
 
 }  // namespace
+}  // namespace audit_command
 
 Runner setup_audit(CLI::App& app) {
+  using namespace audit_command;
   auto f = std::make_shared<Flags>();
   app.footer(kFooter);
   app.add_option("paths", f->paths,

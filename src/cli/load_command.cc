@@ -1,9 +1,7 @@
 // zerodrop load: flags -> load::Options, then load::run(); SIGINT handling lives here, not in
 // the engine, so that the lab can run the engine on a thread of its own.
-#include <signal.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -21,6 +19,8 @@
 #include "base/exit_code.h"
 #include "base/parse.h"
 #include "cli/command.h"
+#include "cli/load_flags.h"
+#include "cli/stop_signals.h"
 #include "load/grpc.h"
 #include "load/input.h"
 #include "load/load.h"
@@ -29,48 +29,20 @@
 #include "record/run_record.h"
 
 namespace zerodrop::cli {
+namespace load_command {
 namespace {
 
-// Set by SIGINT/SIGTERM; the engine polls it through Hooks::stop.
-std::atomic<bool> interrupted{false};
-static_assert(std::atomic<bool>::is_always_lock_free);
-
-extern "C" void on_interrupt(int) {
-  interrupted.store(true);
-}
-
-// The first signal asks the run to stop and print its summary; SA_RESETHAND makes a second one
-// kill the process the usual way.
-void install_interrupt_handler() {
-  struct sigaction action {};
-
-  action.sa_handler = on_interrupt;
-  action.sa_flags = SA_RESETHAND;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-}
-
+// The shared load flags (load_flags.h) with load's defaults, and the flags only load has.
 struct Flags {
   std::string url;
-  std::string rate = "100";
+  LoadFlags load{.rate = "100"};
   std::string duration = "10s";
-  std::string connections = "64";
-  bool keepalive = true;
   std::string max_per_connection = "0";
-  std::string fresh_share = "0%";
-  bool client_retry = false;
-  std::string method = "GET";
-  std::vector<std::string> headers;
   std::string body;
-  std::string body_file;
-  std::string timeout = "10s";
   std::string connect_timeout = "5s";
   std::string ca_file;
   bool insecure = false;
   std::string targets;
-  std::string backend_header = "X-Pod-Name";
-  std::string ok_status = "200-399";
   std::string interval = "1s";
   std::string json;
   std::string records;
@@ -78,13 +50,8 @@ struct Flags {
   std::string max_failures = "0";
   std::string threads = "1";
   std::string requests = "0";
-  bool http2 = false;
-  std::string grpc;
-  std::string streams = "100";
   std::string ok_grpc_status = "OK";
   bool retry_unprocessed = true;
-  bool connections_given = false;  // --connections was on the command line
-  bool method_given = false;
 };
 
 constexpr const char* kFooter = R"(
@@ -109,38 +76,28 @@ Examples:
 Exit codes: 0 no failure beyond --max-failures, 1 more failures, 2 usage or input error,
 130 interrupted (the summary of what was sent is still printed). See docs/load.md.)";
 
+constexpr LoadFlagSet kLoadFlags{
+    .flags = LoadFlag::connections | LoadFlag::client_retry | LoadFlag::method | LoadFlag::header
+             | LoadFlag::backend_header | LoadFlag::ok_status | LoadFlag::http2,
+    .rate =
+        "requests per second over all connections; 0 = as fast as the connections allow "
+        "(closed loop)",
+    .keepalive = "reuse connections (default) / one request per connection",
+    .fresh_name = "--fresh-share",
+    .fresh =
+        "send this share of the requests with 'Connection: close', evenly spread, so that as "
+        "many new connections open beside the kept-alive ones",
+};
+
 void add_flags(CLI::App& app, Flags& f) {
   app.add_option("url", f.url, "http:// or https:// URL to load (or use --targets)");
-  app.add_option("--rate", f.rate,
-                 "requests per second over all connections; 0 = as fast as "
-                 "the connections allow (closed loop)")
-      ->capture_default_str();
+  add_load_flags(app, f.load, kLoadFlags);
   app.add_option("-d,--duration", f.duration, "how long to send, e.g. 10s, 2m")
       ->capture_default_str();
-  app.add_option("-c,--connections", f.connections,
-                 "maximum concurrent connections (default 8 with --http2 or --grpc)")
-      ->capture_default_str()
-      ->each([&f](const std::string&) { f.connections_given = true; });
-  app.add_flag("--keepalive,!--no-keepalive", f.keepalive,
-               "reuse connections (default) / one request per connection");
   app.add_option("--max-requests-per-connection", f.max_per_connection,
                  "close a connection after N requests; 0 = unlimited")
       ->capture_default_str();
-  app.add_option("--fresh-share", f.fresh_share,
-                 "send this share of the requests with 'Connection: close', evenly spread, so "
-                 "that as many new connections open beside the kept-alive ones")
-      ->capture_default_str();
-  app.add_flag("--client-retry", f.client_retry,
-               "resend once, on a new connection, a failure a browser would resend (idempotent "
-               "method, reused connection, no response byte); both attempts are recorded");
-  app.add_option("--method", f.method, "HTTP method")
-      ->capture_default_str()
-      ->each([&f](const std::string&) { f.method_given = true; });
-  app.add_option("-H,--header", f.headers, "'Name: value' request header (repeatable)");
   app.add_option("--body", f.body, "request body");
-  app.add_option("--body-file", f.body_file, "read the request body from FILE");
-  app.add_option("--timeout", f.timeout, "time allowed for a whole response, from the send")
-      ->capture_default_str();
   app.add_option("--connect-timeout", f.connect_timeout,
                  "time allowed for the TCP handshake (and TLS's, for https)")
       ->capture_default_str();
@@ -149,11 +106,6 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_flag("-k,--insecure", f.insecure,
                "https: do not verify the server's certificate or name (like curl -k)");
   app.add_option("--targets", f.targets, "FILE with one 'METHOD URL' per line, used round-robin");
-  app.add_option("--backend-header", f.backend_header,
-                 "response header naming the backend, recorded per request")
-      ->capture_default_str();
-  app.add_option("--ok-status", f.ok_status, "statuses that count as ok, e.g. 200-399,404")
-      ->capture_default_str();
   app.add_option("--interval", f.interval, "live line period (only on a terminal)")
       ->capture_default_str();
   app.add_option("--json", f.json, "write the summary as JSON to FILE");
@@ -165,14 +117,6 @@ void add_flags(CLI::App& app, Flags& f) {
       ->capture_default_str();
   app.add_option("--threads", f.threads, "event-loop threads")->capture_default_str();
   app.add_option("-n,--requests", f.requests, "stop after N requests; 0 = run for --duration")
-      ->capture_default_str();
-  app.add_flag("--http2", f.http2,
-               "HTTP/2: h2c by prior knowledge for http://, TLS with ALPN h2 for https://");
-  app.add_option("--grpc", f.grpc,
-                 "unary gRPC call SERVICE/METHOD (implies --http2 and POST); the body "
-                 "(--body, --body-file) is the serialized request message");
-  app.add_option("--streams", f.streams,
-                 "HTTP/2: concurrent streams per connection (never above the server's limit)")
       ->capture_default_str();
   app.add_option("--ok-grpc-status", f.ok_grpc_status,
                  "gRPC statuses that count as ok, by name or number, e.g. OK,NOT_FOUND")
@@ -186,7 +130,7 @@ void add_flags(CLI::App& app, Flags& f) {
 std::vector<load::Target> targets_of(const Flags& f) {
   std::vector<load::Target> targets;
   if (!f.url.empty()) {
-    targets.push_back({f.method, f.url});
+    targets.push_back({f.load.method, f.url});
   }
   if (!f.targets.empty()) {
     for (load::Target& t : load::read_targets(f.targets)) {
@@ -199,30 +143,19 @@ std::vector<load::Target> targets_of(const Flags& f) {
   return targets;
 }
 
-// --http2 and --grpc: the protocol, and the flags that only mean something with them.
+// --http2 and --grpc beyond the shared flags: a gRPC call goes to one server, always as a POST.
 void set_http2_options(const Flags& f, load::Options& o) {
-  if (!f.grpc.empty()) {
-    if (f.method_given) {
-      throw Error("--method: a gRPC call is always a POST; leave --method out with --grpc");
-    }
+  if (o.protocol == load::Protocol::grpc) {
     if (o.targets.size() != 1) {
       throw Error("--grpc: give one URL (the server), not --targets");
     }
-    o.protocol = load::Protocol::grpc;
-    o.grpc_method = f.grpc;
     for (load::Target& t : o.targets) {
       t.method = "POST";
     }
-  } else if (f.http2) {
-    o.protocol = load::Protocol::http2;
   }
   if (o.protocol == load::Protocol::http1) {
     return;
   }
-  if (!f.connections_given) {
-    o.connections = 8;  // each one is pinned to a pod behind an L4 Service: use 2x replicas
-  }
-  o.streams = static_cast<uint32_t>(parse_integer(f.streams, "--streams", 1, 100000));
   o.ok_grpc_status = load::parse_grpc_statuses(f.ok_grpc_status);
   o.retry_unprocessed =
       f.retry_unprocessed ? load::RetryUnprocessed::once : load::RetryUnprocessed::never;
@@ -231,27 +164,17 @@ void set_http2_options(const Flags& f, load::Options& o) {
 load::Options options_of(const Flags& f) {
   load::Options o;
   o.targets = targets_of(f);
-  o.rate = parse_number(f.rate, "--rate");
-  o.duration = parse_duration(f.duration, "--duration");
-  o.connections = static_cast<uint32_t>(parse_integer(f.connections, "--connections", 1, 100000));
-  o.keepalive = f.keepalive ? load::Keepalive::on : load::Keepalive::off;
-  o.max_requests_per_connection = static_cast<uint64_t>(
-      parse_integer(f.max_per_connection, "--max-requests-per-connection", 0, INT64_MAX));
-  o.fresh_share = parse_share(f.fresh_share, "--fresh-share");
-  o.client_retry = f.client_retry ? load::ClientRetry::once : load::ClientRetry::off;
-  for (const std::string& h : f.headers) {
-    o.headers.push_back(load::parse_header(h));
-  }
-  if (!f.body.empty() && !f.body_file.empty()) {
+  if (!f.body.empty() && !f.load.body_file.empty()) {
     throw Error("--body and --body-file: give one or the other");
   }
-  o.body = f.body_file.empty() ? f.body : load::read_file(f.body_file, "--body-file");
-  o.timeout = parse_duration(f.timeout, "--timeout");
+  o.body = f.body;
+  apply_load_flags(f.load, o);
+  o.duration = parse_duration(f.duration, "--duration");
+  o.max_requests_per_connection = static_cast<uint64_t>(
+      parse_integer(f.max_per_connection, "--max-requests-per-connection", 0, INT64_MAX));
   o.connect_timeout = parse_duration(f.connect_timeout, "--connect-timeout");
   o.ca_file = f.ca_file;
   o.insecure = f.insecure;
-  o.backend_header = f.backend_header;
-  o.ok_status = load::parse_status_ranges(f.ok_status);
   o.interval = parse_duration(f.interval, "--interval");
   o.threads = static_cast<uint32_t>(parse_integer(f.threads, "--threads", 1, 256));
   o.max_requests = static_cast<uint64_t>(parse_integer(f.requests, "--requests", 0, INT64_MAX));
@@ -323,25 +246,25 @@ private:
     run.end = std::chrono::duration_cast<record::Micros>(from_seconds(s.elapsed_s));
     std::map<std::string, std::string>& x = run.scenario.extra;
     x["url"] = f.url.empty() ? fmt::format("--targets {}", f.targets) : f.url;
-    x["method"] = f.method;
-    x["rate"] = f.rate;
+    x["method"] = f.load.method;
+    x["rate"] = f.load.rate;
     x["duration"] = f.duration;
-    x["connections"] = f.connections;
-    x["keepalive"] = f.keepalive ? "on" : "off";
-    if (f.fresh_share != "0%") {
-      x["fresh_share"] = f.fresh_share;
+    x["connections"] = f.load.connections;
+    x["keepalive"] = f.load.keepalive ? "on" : "off";
+    if (f.load.fresh_share != "0%") {
+      x["fresh_share"] = f.load.fresh_share;
     }
-    if (f.client_retry) {
+    if (f.load.client_retry) {
       x["client_retry"] = "once";
     }
-    x["timeout"] = f.timeout;
-    x["ok_status"] = f.ok_status;
-    if (!f.grpc.empty() || f.http2) {
-      x["protocol"] = f.grpc.empty() ? "h2" : "grpc";
-      x["connections"] = f.connections_given ? f.connections : "8";
-      x["streams"] = f.streams;
-      if (!f.grpc.empty()) {
-        x["grpc"] = f.grpc;
+    x["timeout"] = f.load.timeout;
+    x["ok_status"] = f.load.ok_status;
+    if (!f.load.grpc.empty() || f.load.http2) {
+      x["protocol"] = f.load.grpc.empty() ? "h2" : "grpc";
+      x["connections"] = f.load.connections_given ? f.load.connections : "8";
+      x["streams"] = f.load.streams;
+      if (!f.load.grpc.empty()) {
+        x["grpc"] = f.load.grpc;
         x["method"] = "POST";
       }
     }
@@ -372,8 +295,8 @@ int run_load(const Flags& f) {
       std::fflush(stdout);
     };
   }
-  install_interrupt_handler();
-  hooks.stop = &interrupted;
+  // The first signal asks the run to stop and print its summary.
+  hooks.stop = catch_stop_signals(SecondSignal::kills);
 
   load::Summary summary = load::run(options, hooks);
 
@@ -393,8 +316,10 @@ int run_load(const Flags& f) {
 }
 
 }  // namespace
+}  // namespace load_command
 
 Runner setup_load(CLI::App& app) {
+  using namespace load_command;
   auto flags = std::make_shared<Flags>();
   add_flags(app, *flags);
   return [flags] {

@@ -17,6 +17,7 @@
 #include "report/report.h"
 
 namespace zerodrop::cli {
+namespace report_command {
 namespace {
 
 struct Flags {
@@ -103,8 +104,10 @@ int run_report(const Flags& f) {
 }
 
 }  // namespace
+}  // namespace report_command
 
 Runner setup_report(CLI::App& app) {
+  using namespace report_command;
   auto flags = std::make_shared<Flags>();
   add_flags(app, *flags);
   return [flags] {

@@ -12,6 +12,7 @@
 #include "shim/run.h"
 
 namespace zerodrop::cli {
+namespace run_command {
 namespace {
 
 struct RunFlags {
@@ -22,6 +23,7 @@ struct RunFlags {
   std::string app_ready;
   std::string listen;
   std::string to;
+  std::string h2_goaway_delay = "1s";
   std::vector<std::string> command;
 };
 
@@ -32,7 +34,10 @@ Timeline after SIGTERM (or SIGINT): readiness fails at once; the app keeps servi
 while the routers drop the pod; then the app gets --stop-signal; at --drain-timeout (from the
 signal) its process group gets SIGKILL. Other signals (HUP, QUIT, USR1, USR2, WINCH, ...) go to the
 app's process group at once. Zombies are reaped. The exit status is the app's (128+N if signal N
-ended it). With --listen/--to, a front proxy closes keep-alive connections from the signal on.
+ended it). With --listen/--to, a front proxy closes keep-alive connections from the signal on:
+HTTP/1.1 responses carry `Connection: close`; an HTTP/2 connection (h2c prior knowledge, gRPC,
+told apart by its preface on the same port) gets GOAWAY(2^31-1), then --h2-goaway-delay later
+the final GOAWAY, and closes once its streams are answered.
 
 Examples:
   zerodrop run --delay 10s --ready-port 8081 -- ./server --port 8080
@@ -64,6 +69,7 @@ shim::RunOptions to_options(const RunFlags& flags, std::vector<std::string> comm
     options.listen = shim::parse_listen_address(flags.listen, "--listen", "0.0.0.0");
     options.upstream = shim::parse_listen_address(flags.to, "--to", "127.0.0.1");
   }
+  options.h2_goaway_delay = parse_duration(flags.h2_goaway_delay, "--h2-goaway-delay");
   if (options.command.empty()) {
     throw Error("no app to run; usage: zerodrop run [options] -- APP ARGS...");
   }
@@ -71,8 +77,10 @@ shim::RunOptions to_options(const RunFlags& flags, std::vector<std::string> comm
 }
 
 }  // namespace
+}  // namespace run_command
 
 Runner setup_run(CLI::App& app) {
+  using namespace run_command;
   auto flags = std::make_shared<RunFlags>();
   app.add_option("--delay", flags->delay,
                  "keep the app serving this long after readiness fails (duration)")
@@ -88,6 +96,9 @@ Runner setup_run(CLI::App& app) {
                  "the app's readiness URL, mirrored while serving (http://...)");
   app.add_option("--listen", flags->listen, "front proxy: listen on [HOST]:PORT (0.0.0.0)");
   app.add_option("--to", flags->to, "front proxy: the app's HOST:PORT (127.0.0.1)");
+  app.add_option("--h2-goaway-delay", flags->h2_goaway_delay,
+                 "front proxy, HTTP/2: from the first GOAWAY to the final one (duration)")
+      ->capture_default_str();
   app.add_option("command", flags->command, "APP ARGS... (after --)");
   app.footer(kRunFooter);
   return [flags]() -> int {

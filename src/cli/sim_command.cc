@@ -18,6 +18,7 @@
 #include "sim/workload_options.h"
 
 namespace zerodrop::cli {
+namespace sim_command {
 namespace {
 
 constexpr const char* kFooter = R"(
@@ -230,8 +231,10 @@ void add_flags(CLI::App& app, Flags& f) {
 }
 
 }  // namespace
+}  // namespace sim_command
 
 Runner setup_sim(CLI::App& app) {
+  using namespace sim_command;
   auto flags = std::make_shared<Flags>();
   add_flags(app, *flags);
   app.footer(kFooter);

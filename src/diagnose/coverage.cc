@@ -40,10 +40,13 @@ void count_requests(const record::RunRecord& run, Micros served_until, PodCovera
   std::optional<Micros> first;
   uint64_t serving = 0, serving_fresh = 0;
   for (const record::RequestRecord& r : run.requests) {
-    if (r.backend != c.pod || !r.sent) {
+    // A connect the pod refused was never sent; through the kernel's DNAT its record still names
+    // the pod, chosen at `bound` (the SYN).
+    std::optional<Micros> at = r.sent ? r.sent : r.bound;
+    if (r.backend != c.pod || !at) {
       continue;
     }
-    Micros t = *r.sent;
+    Micros t = *at;
     bool fresh = r.connection == record::Connection::fresh;
     if (t < served_until) {
       first = std::min(first.value_or(t), t);

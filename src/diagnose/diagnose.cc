@@ -99,6 +99,7 @@ Totals totals_of_requests(const record::RunRecord& run) {
   totals.p90_ms = percentile(latency, 0.90);
   totals.p99_ms = percentile(latency, 0.99);
   totals.max_ms = latency.empty() ? 0 : latency.back();
+  totals.latency_recorded = !latency.empty();
   return totals;
 }
 
@@ -118,6 +119,20 @@ Totals totals_of_buckets(const record::RunRecord& run) {
   totals.ok = totals.requests - std::min(totals.requests, totals.failed);
   add_classes(totals, classes);
   return totals;
+}
+
+// verify's agents send their successes as counts beside their failed requests: the counts join
+// the totals, and the latency percentiles, known only for the single records, are left out.
+void add_bucketed_successes(const record::RunRecord& run, Totals& totals) {
+  if (run.buckets.empty()) {
+    return;
+  }
+  Totals counted = totals_of_buckets(run);
+  totals.requests += counted.requests;
+  totals.ok += counted.ok;
+  totals.failed += counted.failed;
+  totals.p50_ms = totals.p90_ms = totals.p99_ms = totals.max_ms = 0;
+  totals.latency_recorded = false;
 }
 
 // The drain the grace period must cover: the longest a pod took to exit after its stop signal,
@@ -380,6 +395,7 @@ Diagnosis diagnose(const record::RunRecord& run, const Options& options) {
     d.holes = holes_of_buckets(run);
   } else {
     d.totals = totals_of_requests(run);
+    add_bucketed_successes(run, d.totals);
     for (size_t i = 0; i < run.requests.size(); ++i) {
       if (run.requests[i].failed) {
         d.failures.push_back(attribute(run.requests[i], i, facts, context));

@@ -49,7 +49,7 @@ struct RequestDiagnosis {
   // Its router had applied the backend's termination when it chose the backend (l4, a new
   // connection: when it bound it, RequestRecord::bound; otherwise when the request was sent).
   bool router_applied = false;
-  std::string reason;           // one line: why this hole (for unexplained: why no rule matched)
+  std::string reason;  // one line: why this hole (for unexplained: why no rule matched)
 };
 
 // A ready-to-apply fix for one hole, with the numbers computed from the run.
@@ -79,6 +79,8 @@ struct PropagationSample {
   std::string router;
   record::Micros deletion{0};
   record::Micros applied{0};
+  // Known only to an interval (verify, from traffic): applied in [applied_min, applied].
+  std::optional<record::Micros> applied_min;
 
   record::Micros delay() const { return applied - deletion; }
 };
@@ -106,6 +108,7 @@ struct PodLife {
   std::optional<int> exit_signal;  // when a signal ended it
   std::vector<record::Micros> liveness_restarts;
   bool prestop_failed = false;
+  std::string prestop_error;  // the failed hook's why ("exit code 127: …")
   // The engine's SIGKILL of a pod still running when the run ended (record::kEndOfRunKill): not a
   // grace kill, so never in `kill`, and its exit counts as an exit, not a kill.
   std::optional<record::Micros> end_of_run_kill;
@@ -138,6 +141,9 @@ struct Totals {
   uint64_t failed = 0;
   std::vector<std::pair<std::string, uint64_t>> by_class;  // failed classes, most frequent first
   double p50_ms = 0, p90_ms = 0, p99_ms = 0, max_ms = 0;   // latency from the intended send time
+  // Whether the percentiles describe every request: not when some came only as counts (the sim's
+  // buckets, verify's bucketed successes), whose latencies no record holds.
+  bool latency_recorded = false;
   // Failures a client may resend unchanged (record::retry_safe), and when the load resent them
   // (--client-retry) how many it resent. `requests` and `failed` count every attempt: raw.
   uint64_t retry_safe = 0;

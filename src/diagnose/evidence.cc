@@ -122,7 +122,12 @@ std::string deregistration_evidence(const Group& g, const Facts& facts) {
   std::string to =
       update ? fmt::format("router {}'s update at {}", update->first, seconds_text(update->second))
              : std::string("any router's update (none recorded)");
-  return fmt::format("{} between {} and {}{}", what, from, to, top.others);
+  // A hook that should have held the pod (an exec preStop whose program the image lacks).
+  std::string hook = life && life->prestop_failed && life->prestop_finished
+                         ? fmt::format("; its preStop hook failed at {} ({})",
+                                       seconds_text(*life->prestop_finished), life->prestop_error)
+                         : std::string();
+  return fmt::format("{} between {} and {}{}{}", what, from, to, hook, top.others);
 }
 
 // The process exit (not the main one) that broke most of `requests` at `life`, if any did.

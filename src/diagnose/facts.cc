@@ -57,7 +57,10 @@ void apply_prestop(PodLife& life, const Event& e) {
     set_first(life.prestop_started, e.t);
   } else {
     set_first(life.prestop_finished, e.t);
-    life.prestop_failed = life.prestop_failed || e.kind == EventKind::prestop_failed;
+    if (e.kind == EventKind::prestop_failed && !life.prestop_failed) {
+      life.prestop_failed = true;
+      life.prestop_error = e.detail;
+    }
   }
 }
 
@@ -189,7 +192,10 @@ Facts::Facts(const record::RunRecord& run) {
   for (const Event& e : applies_) {
     const PodLife* life = pod(e.pod);
     if (life && life->deletion && e.t >= *life->deletion && marks_termination(e)) {
-      terminations_.try_emplace(termination_key(e.router, e.pod), e.t);
+      bool first = terminations_.try_emplace(termination_key(e.router, e.pod), e.t).second;
+      if (first && e.t_min) {
+        earliest_.emplace(termination_key(e.router, e.pod), *e.t_min);
+      }
     }
   }
 }
@@ -214,6 +220,12 @@ std::optional<Micros> Facts::termination_applied(std::string_view router,
     return std::nullopt;
   }
   return it->second;
+}
+
+std::optional<Micros> Facts::termination_earliest(std::string_view router,
+                                                  std::string_view pod_name) const {
+  auto it = earliest_.find(termination_key(router, pod_name));
+  return it == earliest_.end() ? std::nullopt : std::optional<Micros>(it->second);
 }
 
 std::optional<Micros> Facts::applied_for(std::string_view router, std::string_view pod_name) const {
@@ -269,7 +281,8 @@ Propagation Facts::propagation() const {
   for (const PodLife& life : pods_) {
     for (const std::string& router : routers_) {
       if (auto applied = termination_applied(router, life.name)) {
-        p.samples.push_back({life.name, router, *life.deletion, *applied});
+        p.samples.push_back(
+            {life.name, router, *life.deletion, *applied, termination_earliest(router, life.name)});
       }
     }
   }

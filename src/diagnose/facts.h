@@ -35,6 +35,8 @@ public:
   // When `router` first applied `pod`'s termination (terminating, not ready, or removed) at or
   // after its deletion; nullopt if it never did in the record.
   std::optional<Micros> termination_applied(std::string_view router, std::string_view pod) const;
+  // The earliest that apply can have been, when its event is known only to an interval.
+  std::optional<Micros> termination_earliest(std::string_view router, std::string_view pod) const;
 
   // The apply time that counts for a request through `router` (empty: unknown) to `pod`: that
   // router's, or for an unknown router the last router's (the pod had then left every list).
@@ -81,6 +83,7 @@ private:
   std::optional<Micros> disruption_started_, disruption_ended_;
   static std::string termination_key(std::string_view router, std::string_view pod);
   std::unordered_map<std::string, Micros> terminations_;  // termination_key -> first apply
+  std::unordered_map<std::string, Micros> earliest_;      // termination_key -> its t_min
 };
 
 // "4.31 s": how every time in a diagnosis reads (seconds since the run's start).

@@ -53,6 +53,22 @@ std::optional<std::string> drain_cut(const RequestRecord& r, const PodLife& life
                      answered(r));
 }
 
+// Through an HTTP/2 router (the lab's l7): the pod's connection to the router broke under an RPC
+// sent before the pod's stop began, and the router answered UNAVAILABLE (or 502) for it.
+std::optional<RequestDiagnosis> upstream_cut(const RequestRecord& r, const PodLife& life,
+                                             BackendState state, bool applied, Micros t) {
+  bool broke = r.router_error == "upstream_closed" || r.router_error == "upstream_reset";
+  std::optional<Micros> stop = life.signal ? life.signal : life.exited;
+  if (!broke || !stop || t >= *stop) {
+    return std::nullopt;  // sent after the stop: the state rules name the race
+  }
+  return make(Hole::no_drain, state, applied,
+              fmt::format("in flight at pod {} when its HTTP/2 connection to {} ended without "
+                          "the RPC's answer ({}): the pod did not drain it",
+                          life.name, r.router.empty() ? "the router" : "router " + r.router,
+                          r.router_error));
+}
+
 std::optional<RequestDiagnosis> unresent(const RequestRecord& r, BackendState state, bool applied) {
   if ((r.outcome != Outcome::refused_stream && r.outcome != Outcome::goaway_unprocessed)
       || r.h2->attempts > 1) {
@@ -104,6 +120,9 @@ std::optional<RequestDiagnosis> h2_rule(const RequestRecord& r, const PodLife& l
   }
   if (std::optional<std::string> why = drain_cut(r, life)) {
     return make(Hole::no_drain, state, applied, *why);
+  }
+  if (auto d = upstream_cut(r, life, state, applied, t)) {
+    return d;
   }
   const record::Http2Facts& h = *r.h2;
   bool cancelled = r.outcome == Outcome::grpc_cancelled || r.outcome == Outcome::stream_reset;

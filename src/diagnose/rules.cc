@@ -442,6 +442,14 @@ RequestDiagnosis without_backend(const RequestRecord& r, const Facts& facts,
           fmt::format("{} with no backend pod recorded", record::to_string(r.outcome))};
 }
 
+// What a router's own answer was: its HTTP status, or for gRPC the grpc-status it gave.
+std::string router_answer(const RequestRecord& r) {
+  if (r.h2 && r.h2->grpc_status) {
+    return fmt::format("grpc-status {}", *r.h2->grpc_status);
+  }
+  return std::to_string(r.status);
+}
+
 // The router answered the request itself (RequestRecord::router_error) for a reason that says
 // nothing about the app: a response it could not parse or would not buffer, or a word this
 // version does not know. Such a failure is the router's, never a hole of the app.
@@ -463,7 +471,7 @@ std::optional<RequestDiagnosis> router_fault(const RequestRecord& r, const Facts
   return RequestDiagnosis{
       0, Hole::unexplained, state, false,
       fmt::format("{} answered {} itself ({}): it {}{}; the router failed, not the app",
-                  router_name(r), r.status, r.router_error, what, from)};
+                  router_name(r), router_answer(r), r.router_error, what, from)};
 }
 
 // A failure whose backend is one of several pods: a hole only when every one of them gives the
@@ -540,7 +548,8 @@ RequestDiagnosis attribute(const RequestRecord& r, size_t index, const Facts& fa
   }
   if (!r.router_error.empty()) {
     // The router's own words for what the upstream did, beside the hole they point to.
-    d.reason += fmt::format(" ({} answered {}: {})", router_name(r), r.status, r.router_error);
+    d.reason +=
+        fmt::format(" ({} answered {}: {})", router_name(r), router_answer(r), r.router_error);
   }
   d.index = index;
   return d;

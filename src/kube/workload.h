@@ -80,9 +80,11 @@ struct Container {
   std::optional<Probe> readiness_probe;
   std::optional<Probe> liveness_probe;
   std::optional<Probe> startup_probe;
-  bool sidecar = false;  // an init container with restartPolicy: Always
-  int list_index = 0;    // its position in containers (in initContainers for a sidecar)
-  Marks marks;           // self = the "- name:" item; "image", "lifecycle.preStop", "ports", …
+  std::string stop_signal;             // lifecycle.stopSignal ("SIGUSR1"), "" when not set
+  std::optional<int64_t> run_as_user;  // securityContext.runAsUser, else the pod's
+  bool sidecar = false;                // an init container with restartPolicy: Always
+  int list_index = 0;  // its position in containers (in initContainers for a sidecar)
+  Marks marks;         // self = the "- name:" item; "image", "lifecycle.preStop", "ports", …
 
   // The number a PortRef stands for in this container, or nullopt for an unknown name.
   std::optional<int> resolve(const PortRef& port) const;

@@ -125,6 +125,20 @@ void read_lifecycle(Reader& r, const Entry& container, Container& c) {
     c.marks.set("lifecycle.preStop", r.mark(pre_stop->key));
     c.pre_stop = read_handler(r, pre_stop->value, pre_stop->path, true);
   }
+  c.stop_signal = r.opt_scalar(lifecycle->value, lifecycle->path, "stopSignal");
+}
+
+// securityContext.runAsUser of a container or a pod spec.
+std::optional<int64_t> run_as_user(Reader& r, Node map, const Path& path) {
+  auto context = r.child(map, path, "securityContext");
+  if (!context) {
+    return std::nullopt;
+  }
+  auto user = r.child(context->value, context->path, "runAsUser");
+  if (!user) {
+    return std::nullopt;
+  }
+  return r.integer(user->value, user->path, 0, INT32_MAX);
 }
 
 Container read_container(Reader& r, const Entry& e) {
@@ -156,6 +170,7 @@ Container read_container(Reader& r, const Entry& e) {
     c.marks.set("volumeMounts", r.mark(mounts->key));  // --fix appends to the list
   }
   read_lifecycle(r, e, c);
+  c.run_as_user = run_as_user(r, e.value, e.path);
   static constexpr std::pair<std::string_view, std::optional<Probe> Container::*> kProbes[] = {
       {"readinessProbe", &Container::readiness_probe},
       {"livenessProbe", &Container::liveness_probe},
@@ -198,6 +213,11 @@ void read_pod_spec(Reader& r, const Entry& spec, Workload& w) {
         w.containers.back().list_index = index;
       }
       ++index;
+    }
+  }
+  if (std::optional<int64_t> user = run_as_user(r, spec.value, spec.path)) {
+    for (Container& c : w.containers) {
+      c.run_as_user = c.run_as_user ? c.run_as_user : user;  // the container's own wins
     }
   }
 }

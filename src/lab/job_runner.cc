@@ -77,13 +77,14 @@ void JobRunner::create(const std::string& name) {
   recorder_.pod_event(record::EventKind::note, "", "a client created job " + name);
 }
 
-void JobRunner::remove(const std::string& name, const std::string& propagation) {
+void JobRunner::remove(const std::string& name, const std::string& propagation,
+                       const std::string& who) {
   auto it = jobs_.find(name);
   if (it == jobs_.end()) {
     return;
   }
   recorder_.pod_event(record::EventKind::note, "",
-                      fmt::format("a client deleted job {} ({})", name, propagation));
+                      fmt::format("{} deleted job {} ({})", who, name, propagation));
   if (propagation == "Orphan") {
     jobs_.erase(it);  // its pods run on, ownerless
     return;

@@ -38,8 +38,10 @@ public:
 
   // The stored Job `name` was created: its pods start at the next poll().
   void create(const std::string& name);
-  // The Job was deleted with `propagation` (Background, Foreground, Orphan).
-  void remove(const std::string& name, const std::string& propagation);
+  // The Job was deleted with `propagation` (Background, Foreground, Orphan) by `who` (said in
+  // the record).
+  void remove(const std::string& name, const std::string& propagation,
+              const std::string& who = "a client");
   // Deletes `pod` as kubelet would (SIGTERM, SIGKILL after its grace) when it is a Job's pod;
   // false when it is not one.
   bool delete_pod(const std::string& pod);

@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "lab/recorder.h"
+#include "lab/traffic.h"
 
 namespace zerodrop::lab {
 namespace {
@@ -38,9 +39,9 @@ void shift(record::RequestRecord& r, Micros offset) {
   }
 }
 
-// Gives `r` the backend its router chose and that connection's fate: the router's latest
-// connection from r's source port accepted before r ended (a later one may have reused the port).
-// False when the router knows none.
+// Gives `r` the backend its router chose and that connection's fate, as the lab's own load is
+// joined: the router's latest connection from r's source port accepted before r ended (a later
+// one may have reused the port). False when the router knows none.
 bool join(const Router& router, const Recorder& recorder, record::RequestRecord& r) {
   std::optional<ClientConnection> c =
       r.local_port == 0 ? std::nullopt
@@ -48,13 +49,7 @@ bool join(const Router& router, const Recorder& recorder, record::RequestRecord&
   if (!c) {
     return false;
   }
-  if (r.backend.empty()) {
-    r.backend = c->pod;  // the app did not name itself (X-Pod-Name): a refused connection
-  }
-  r.backend_fate = c->fate;
-  if (c->fate != record::BackendFate::open) {
-    r.backend_fate_at = recorder.since_start(c->fate_at);
-  }
+  join_report(router, c, recorder, r);
   return true;
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "kubeapi/api.h"
+#include "kubeapi/garbage.h"
 #include "kubeapi/projection.h"
 #include "kubeapi/server.h"
 #include "kubeapi/store.h"
@@ -90,7 +91,28 @@ void LabApi::refresh(record::Micros now) {
       jobs_->remove(c.job, c.propagation);
     }
   }
+  collect_garbage();
   jobs_->poll();
+}
+
+// Kubernetes' garbage collector, in the background as the real one: whenever the store changed,
+// objects whose owners are all gone are deleted (a Job's pods with it, as Background deletion).
+void LabApi::collect_garbage() {
+  uint64_t rv = store_->resource_version();
+  if (rv == swept_rv_) {
+    return;
+  }
+  for (const kubeapi::Collected& c : kubeapi::collect_garbage(*store_)) {
+    if (c.resource == "batch/jobs") {
+      jobs_->remove(c.name, "Background",
+                    "the garbage collector (its owner " + c.owner + " is gone)");
+    } else {
+      recorder_.pod_event(record::EventKind::note, "",
+                          fmt::format("the garbage collector deleted {} {} (its owner {} is gone)",
+                                      c.resource, c.name, c.owner));
+    }
+  }
+  swept_rv_ = store_->resource_version();
 }
 
 }  // namespace zerodrop::lab

@@ -67,6 +67,7 @@ private:
   };
 
   void push(ClientCommand command);
+  void collect_garbage();
 
   Recorder& recorder_;
   std::unique_ptr<kubeapi::Store> store_;
@@ -79,6 +80,7 @@ private:
   std::mutex mutex_;
   std::vector<ClientCommand> commands_;
   std::vector<JobCommand> job_commands_;
+  uint64_t swept_rv_ = 0;  // the store's resourceVersion at the last garbage collection
 };
 
 }  // namespace zerodrop::lab

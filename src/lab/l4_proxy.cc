@@ -1,11 +1,14 @@
 // Asio trips -Wnull-dereference at -O2 (false positives inside io_context; GCC 12).
 #pragma GCC diagnostic ignored "-Wnull-dereference"
+#include <linux/sockios.h>
 #include <netinet/tcp.h>
+#include <sys/ioctl.h>
 
 #include <array>
 #include <memory>
 
 #include "lab/router_core.h"
+#include "lab/socket_trace.h"
 
 namespace zerodrop::lab {
 namespace {
@@ -24,10 +27,9 @@ void reset(tcp::socket& socket) {
   }
 }
 
-// A backend close that comes this soon after the router forwarded a request had already left the
-// pod when the request arrived: the pod closed a connection it saw idle (the idle-close race). On
-// loopback a FIN or RST takes microseconds; the margin covers a busy machine.
-constexpr std::chrono::milliseconds kRaceWindow{1};
+SocketAddress socket_address(const boost::asio::ip::tcp::endpoint& e) {
+  return {htonl(e.address().to_v4().to_uint()), e.port()};
+}
 
 enum class Direction { up, down };  // up: client to backend; down: backend to client
 
@@ -76,6 +78,11 @@ private:
     error_code ignored;
     client_.set_option(tcp::no_delay(true), ignored);
     backend_.set_option(tcp::no_delay(true), ignored);
+    tcp::endpoint router_end = backend_.local_endpoint(ec);
+    tcp::endpoint pod_end = backend_.remote_endpoint(ec);
+    if (!ec && router_end.address().is_v4() && pod_end.address().is_v4()) {
+      ends_ = {socket_address(pod_end), socket_address(router_end)};
+    }
     pump(Direction::up);
     pump(Direction::down);
   }
@@ -98,9 +105,33 @@ private:
 
   // The pod ended the backend connection: closed (EOF) or reset, while a request was pending on
   // it or not.
-  void backend_ended(record::BackendFate fate) {
-    bool idle = !pending_since_ || router_.now() - *pending_since_ < kRaceWindow;
-    router_.connection_fate(client_port_, idle ? record::BackendFate::idle_closed : fate);
+  void backend_ended(record::BackendFate seen) {
+    router_.connection_fate(client_port_, judge(seen));
+  }
+
+  // Whether the pod ended the connection under a pending request or closed it as idle. The
+  // kernel's account, where the router has it, is exact: the pod's exit ended it (the request was
+  // in flight), or the pod's own close did: with a reset, the request sat unread in its socket
+  // (it took the connection for idle); with a FIN, the request had arrived and been read (every
+  // byte acknowledged) or it arrived after the close. Else by timing (kIdleCloseRace).
+  record::BackendFate judge(record::BackendFate seen) {
+    using record::BackendFate;
+    if (!pending_since_) {
+      return BackendFate::idle_closed;
+    }
+    SocketTrace* trace = router_.options().socket_trace;
+    std::optional<SocketClose> close =
+        trace != nullptr && ends_ ? trace->close_of(ends_->first, ends_->second) : std::nullopt;
+    if (!close) {
+      return router_.now() - *pending_since_ < kIdleCloseRace ? BackendFate::idle_closed : seen;
+    }
+    return fate_of_close(*close, seen, request_acknowledged());
+  }
+
+  // Every byte written to the pod was acknowledged by its kernel (nothing queued or unacked).
+  bool request_acknowledged() {
+    int queued = 0;
+    return !writing_up_ && ::ioctl(backend_.native_handle(), SIOCOUTQ, &queued) == 0 && queued == 0;
   }
 
   // Copies one direction until EOF (then half-closes the other side) or an error (then resets
@@ -130,8 +161,10 @@ private:
         pending_since_.reset();  // the pod answers: nothing waits on it until the next request
       }
       std::array<char, 16384>& buffer = d == Direction::up ? up_ : down_;
+      writing_up_ = writing_up_ || d == Direction::up;
       asio::async_write(to, asio::buffer(buffer.data(), n),
                         [self = shared_from_this(), d](error_code e, size_t) {
+                          self->writing_up_ = self->writing_up_ && d != Direction::up;
                           if (e && d == Direction::up && !self->aborted_) {
                             self->backend_ended(record::BackendFate::reset);
                           }
@@ -195,9 +228,12 @@ private:
   uint16_t client_port_ = 0;
   std::optional<Clock::time_point> pending_since_;  // client bytes forwarded, no answer since
   bool timed_out_ = false;
-  bool aborted_ = false;  // this session reset both sides: later errors are its own doing
+  bool aborted_ = false;       // this session reset both sides: later errors are its own doing
   bool client_spoke_ = false;  // the client has written to this connection
   bool backend_gone_ = false;  // the pod reset it before the client spoke
+  bool writing_up_ = false;    // client bytes not yet all handed to the kernel
+  // The backend connection's two ends (the pod's, the router's), for the kernel's account.
+  std::optional<std::pair<SocketAddress, SocketAddress>> ends_;
   bool up_done_ = false;
   bool down_done_ = false;
   std::array<char, 16384> up_{};

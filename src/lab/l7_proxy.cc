@@ -2,9 +2,11 @@
 #pragma GCC diagnostic ignored "-Wnull-dereference"
 #include <sys/socket.h>
 
+#include <array>
 #include <cerrno>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -13,6 +15,7 @@
 
 #include "http/idempotent.h"
 #include "http/proxy_exchange.h"
+#include "lab/l7_h2.h"
 #include "lab/router_core.h"
 
 namespace zerodrop::lab {
@@ -82,11 +85,12 @@ private:
 
 class L7Router;
 
-// One client connection: a backend per request, like an ingress. The forwarding itself is
-// http::exchange; choosing the pod, pooling and retrying are this session's policy.
+// One HTTP/1.1 client connection: a backend per request, like an ingress. The forwarding itself
+// is http::exchange; choosing the pod, pooling and retrying are this session's policy.
 class L7Session : public std::enable_shared_from_this<L7Session> {
 public:
-  L7Session(L7Router& router, tcp::socket client);
+  // `preread`: the bytes read while telling HTTP/1.1 from HTTP/2, the start of the first request.
+  L7Session(L7Router& router, tcp::socket client, std::string_view preread);
   void read();
 
 private:
@@ -117,7 +121,8 @@ private:
 
 class L7Router final : public RouterCore {
 public:
-  using RouterCore::RouterCore;
+  L7Router(const RouterOptions& options, Recorder* recorder)
+      : RouterCore(options, recorder), h2(*this) {}
 
   ~L7Router() override { stop(); }
 
@@ -128,17 +133,56 @@ public:
       }
       if (!ec) {
         socket.set_option(tcp::no_delay(true), ec);
-        std::make_shared<L7Session>(*this, std::move(socket))->read();
+        sniff(std::make_shared<Sniffed>(std::move(socket)));
       }
       accept();
     });
   }
 
   UpstreamPool pool;
+  H2Upstreams h2;
+
+private:
+  // A new client connection's first bytes, until they tell HTTP/2's preface (h2c by prior
+  // knowledge, as the lab's load speaks it) from an HTTP/1.1 request.
+  struct Sniffed {
+    explicit Sniffed(tcp::socket socket) : stream(std::move(socket)) {}
+
+    beast::tcp_stream stream;
+    std::string bytes;
+    std::array<char, kH2Preface.size()> chunk{};
+  };
+
+  void sniff(std::shared_ptr<Sniffed> s) {
+    size_t want = kH2Preface.size() - s->bytes.size();
+    s->stream.expires_after(kClientIdle);
+    s->stream.async_read_some(asio::buffer(s->chunk.data(), want),
+                              [this, s](error_code ec, size_t n) {
+                                s->bytes.append(s->chunk.data(), n);
+                                if (ec) {
+                                  return;  // closed or idle before a request
+                                }
+                                on_sniffed(std::move(s));
+                              });
+  }
+
+  void on_sniffed(std::shared_ptr<Sniffed> s) {
+    if (!kH2Preface.starts_with(s->bytes)) {
+      s->stream.expires_never();
+      std::make_shared<L7Session>(*this, s->stream.release_socket(), s->bytes)->read();
+    } else if (s->bytes.size() == kH2Preface.size()) {
+      s->stream.expires_never();
+      zerodrop::http::serve_h2(h2, s->stream.release_socket(), std::move(s->bytes));
+    } else {
+      sniff(std::move(s));
+    }
+  }
 };
 
-L7Session::L7Session(L7Router& router, tcp::socket client)
-    : router_(router), client_(std::move(client)) {}
+L7Session::L7Session(L7Router& router, tcp::socket client, std::string_view preread)
+    : router_(router), client_(std::move(client)) {
+  buffer_.commit(asio::buffer_copy(buffer_.prepare(preread.size()), asio::buffer(preread)));
+}
 
 RouterCore& L7Session::core() {
   return router_;

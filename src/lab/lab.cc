@@ -2,6 +2,7 @@
 #pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "lab/lab.h"
 
+#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,13 +19,16 @@
 #include "base/parse.h"
 #include "base/subprocess.h"
 #include "kubeapi/objects.h"
+#include "lab/container_runtime.h"
 #include "lab/database.h"
 #include "lab/endpoint_controller.h"
 #include "lab/ingress.h"
 #include "lab/job_traffic.h"
+#include "lab/node_network.h"
 #include "lab/not_ready.h"
 #include "lab/process_watch.h"
 #include "lab/recorder.h"
+#include "lab/socket_trace.h"
 #include "lab/traffic.h"
 #include "record/run_folder.h"
 
@@ -53,16 +57,43 @@ std::string ip_prefix() {
   return fmt::format("127.{}.", 20 + ::getpid() % 200);
 }
 
-std::vector<std::unique_ptr<Router>> start_routers(const Options& o, Recorder& recorder) {
+// The kernel's account of who closed the pods' connections, for the l4 and nftables routers
+// (the pods' addresses: 127.X.0.0/16, or the node network's 10.B.0.0/17); a note says when the
+// host does not give it (the routers then judge by timing).
+std::unique_ptr<SocketTrace> start_socket_trace(const Options& o, Recorder& recorder,
+                                                const NodeNetwork* network) {
+  bool kernel = in_kernel(o.dataplane) && network != nullptr;
+  if ((o.dataplane != Dataplane::l4 && !kernel) || o.ingress != Ingress::none) {
+    return nullptr;
+  }
+  in_addr prefix{};
+  ::inet_pton(AF_INET, ((kernel ? network->pod_prefix() : ip_prefix()) + "0.0").c_str(), &prefix);
+  uint32_t mask = htonl(kernel ? 0xffff8000U : 0xffff0000U);
+  std::string why;
+  std::unique_ptr<SocketTrace> trace = SocketTrace::start(
+      [net = prefix.s_addr & mask, mask](uint32_t ip) { return (ip & mask) == net; }, &why);
+  if (!trace) {
+    recorder.pod_event(record::EventKind::note, "",
+                       fmt::format("whether a pod or its exit closed a connection is judged by "
+                                   "timing: no kernel socket trace ({})",
+                                   why));
+  }
+  return trace;
+}
+
+std::vector<std::unique_ptr<Router>> start_routers(const Options& o, Recorder& recorder,
+                                                   SocketTrace* trace, const NodeNetwork* network) {
   std::vector<std::unique_ptr<Router>> routers;
   for (int i = 1; i <= o.nodes; ++i) {
     RouterOptions r;
+    r.netns = network != nullptr ? network->netns(i) : -1;
     r.name = fmt::format("node-{}", i);
     r.dataplane = o.dataplane;
     r.retries = o.retries;
     r.ingress = o.ingress;
     r.ingress_dir = fmt::format("{}/ingress/{}", recorder.dir(), r.name);
     r.seed = o.seed * 1000 + static_cast<uint64_t>(i);
+    r.socket_trace = trace;
     routers.push_back(Router::start(r, &recorder));
   }
   return routers;
@@ -245,102 +276,6 @@ kubeapi::ClusterInfo cluster_info(const Options& o, const kube::RolloutLimits& l
 
 }  // namespace
 
-namespace {
-
-// The preStop and readiness as the diagnosis reads them; the lab knows a sleep's delay only.
-record::PreStop prestop_of(const HookSpec& hook) {
-  std::optional<Duration> delay;
-  if (hook.kind == HookSpec::Kind::none || hook.kind == HookSpec::Kind::sleep) {
-    delay = hook.sleep;  // 0 without a hook
-  }
-  return {hook.describe(), delay};
-}
-
-record::Readiness readiness_of(const ProbeSpec& probe) {
-  switch (probe.kind) {
-    case ProbeSpec::Kind::http:
-      return {record::ProbeKind::http, probe.path};
-    case ProbeSpec::Kind::tcp:
-      return {record::ProbeKind::tcp, ""};
-    case ProbeSpec::Kind::exec:
-      return record::parse_readiness(probe.describe(), "--readiness");
-    case ProbeSpec::Kind::grpc:
-      return {record::ProbeKind::grpc, probe.service};
-    case ProbeSpec::Kind::none:
-      break;
-  }
-  return {record::ProbeKind::none, ""};
-}
-
-}  // namespace
-
-record::Scenario describe(const Options& o) {
-  record::Scenario s = o.scenario;
-  s.replicas = o.replicas;
-  s.max_surge = o.max_surge;
-  s.max_unavailable = o.max_unavailable;
-  s.prestop = prestop_of(o.pod.prestop);
-  s.grace = o.pod.grace;
-  s.readiness = readiness_of(o.pod.readiness);
-  s.port = o.pod.port;  // 0: a free port per pod
-  std::string command;
-  for (const std::string& a : o.pod.command) {
-    command += (command.empty() ? "" : " ") + a;
-  }
-  std::map<std::string, std::string>& x = s.extra;
-  x["command"] = command;
-  x["min_ready"] = format_duration(o.min_ready);
-  x["stop_signal"] = "SIG" + signal_name(o.pod.stop_signal);
-  if (o.isolation) {
-    x["pod_isolation"] = describe(*o.isolation);
-  }
-  x["liveness"] = o.pod.liveness.describe();
-  x["nodes"] = std::to_string(o.nodes);
-  x["propagation"] = o.propagation.to_string();
-  x["seed"] = std::to_string(o.seed);
-  x["dataplane"] = o.dataplane == Dataplane::l4 ? "l4" : "l7";
-  x["retries"] = std::to_string(o.retries);
-  if (o.ingress != Ingress::none) {
-    x["ingress"] = to_string(o.ingress);
-  }
-  x["action"] = o.action == Action::restart      ? "restart"
-                : o.action == Action::scale_down ? fmt::format("scale-down {}", o.scale_to)
-                : o.action == Action::none       ? "none"
-                                                 : "delete-pod";
-  x["rate"] = fmt::format("{}", o.load.rate);
-  x["keepalive"] = o.load.keepalive == load::Keepalive::on ? "on" : "off";
-  if (o.load.keepalive == load::Keepalive::on) {
-    x["fresh_share"] = fmt::format("{}%", o.load.fresh_share * 100);
-  }
-  if (o.load.client_retry == load::ClientRetry::once) {
-    x["client_retry"] = "once";
-  }
-  x["connections"] = std::to_string(o.load.connections);
-  if (o.load.protocol != load::Protocol::http1) {
-    x["protocol"] = o.load.protocol == load::Protocol::grpc ? "grpc" : "h2";
-    x["streams"] = std::to_string(o.load.streams);
-  }
-  if (o.load.protocol == load::Protocol::grpc) {
-    x["grpc"] = o.load.grpc_method;
-  }
-  x["method"] = o.method;
-  x["path"] = o.path;
-  x["warmup"] = format_duration(o.warmup);
-  x["tail"] = format_duration(o.tail);
-  if (o.to) {
-    x["version_a"] = command;
-    x["version_b"] = fmt::format("{}", fmt::join(o.to->command, " "));
-  }
-  if (o.database == DatabaseKind::postgres) {
-    x["database"] = "postgres";
-  }
-  if (o.migrate) {
-    x["migrate"] = fmt::format("{}", fmt::join(o.migrate->command, " "));
-    x["migrate_at"] = to_string(o.migrate->at);
-  }
-  return s;
-}
-
 // The pods' isolation: the one asked for, else the strongest the host allows. Says once, on
 // stderr and in the record, when pods are not PID 1 of their own namespace.
 PodSpec isolated(const Options& o, Isolation isolation, Recorder& recorder) {
@@ -393,7 +328,10 @@ Result run(const Options& o) {
   }
   SteadyClock clock;
   Recorder recorder(result.out_dir, clock);
-  PodSpec pod = isolated(o, isolation, recorder);
+  // Pods of an image: the runtime, the image's own command and stop signal, and the keeper that
+  // removes the run's containers however the lab ends (declared before the pods: it outlives them).
+  PodSpec pod = o.pod.container ? o.pod : isolated(o, isolation, recorder);
+  Containers containers = start_containers(pod, result.out_dir, recorder);
   if (database) {
     recorder.pod_event(record::EventKind::note, "", database->describe());
     pod.env.insert(pod.env.end(), database->env().begin(), database->env().end());
@@ -403,7 +341,20 @@ Result run(const Options& o) {
     migration = std::make_unique<Migration>(*o.migrate, pod.env, result.out_dir + "/migration.log",
                                             recorder);
   }
-  std::vector<std::unique_ptr<Router>> routers = start_routers(o, recorder);
+  // --dataplane nftables or iptables: the nodes' namespaces, before the routers in them and the
+  // pods on their addresses; the kernel removes them all with the last descriptor.
+  std::unique_ptr<NodeNetwork> network;
+  if (in_kernel(o.dataplane)) {
+    network = NodeNetwork::create(o.nodes, o.dataplane);
+    recorder.pod_event(
+        record::EventKind::note, "",
+        fmt::format("each node is a network namespace with kube-proxy's {} rules for the "
+                    "Service 10.96.0.10:80; pods listen on {}C.D in the host's",
+                    to_string(o.dataplane), network->pod_prefix()));
+  }
+  std::unique_ptr<SocketTrace> socket_trace = start_socket_trace(o, recorder, network.get());
+  std::vector<std::unique_ptr<Router>> routers =
+      start_routers(o, recorder, socket_trace.get(), network.get());
   // The Kubernetes API, when asked, sees every event from here on: the pods' creation too.
   std::unique_ptr<LabApi> api;
   std::optional<std::chrono::system_clock::time_point> api_start_wall;
@@ -424,9 +375,12 @@ Result run(const Options& o) {
   }
   pod.processes = processes.get();
   std::optional<PodSpec> next = versions(o, pod);
+  if (next && next->container) {
+    recorder.pod_event(record::EventKind::note, "", bind_container(*next, *containers.runtime));
+  }
   EndpointController endpoints(recorder, raw(routers), o.propagation, o.seed);
-  DeploymentController cluster(io, recorder, pod, endpoints, limits, o.min_ready, ip_prefix(),
-                               next);
+  DeploymentController cluster(io, recorder, pod, endpoints, limits, o.min_ready,
+                               network ? network->pod_prefix() : ip_prefix(), next);
   bool interrupted = false;
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](boost::system::error_code ec, int) { interrupted = !ec; });
@@ -444,10 +398,13 @@ Result run(const Options& o) {
       o.ready_timeout);
   if (!ready) {
     record::RunRecord so_far = recorder.snapshot(describe(o), recorder.now());
+    auto pod_log = [&](const std::string& name) {
+      return recorder.pod_log(name);
+    };
     throw Error(fmt::format(
-        "the pods were not ready within {}: {}", format_duration(o.ready_timeout),
-        why_not_ready(so_far.events, pod.readiness,
-                      [&](const std::string& name) { return recorder.pod_log(name); })));
+        "the pods were not ready within {}: {}{}", format_duration(o.ready_timeout),
+        why_not_ready(so_far.events, pod.readiness, pod_log),
+        pod.container ? image_words(pod.container->image, so_far.events, pod_log) : ""));
   }
 
   // Send the load through the routers; warm up, act, wait for the rollout, then the tail.
@@ -465,6 +422,8 @@ Result run(const Options& o) {
   result.interrupted = interrupted;
   Options ran = o;
   ran.isolation = pod.isolation;  // what the probe found
+  ran.pod.command = pod.command;  // a container's: what the image runs
+  ran.pod.stop_signal = pod.stop_signal;
   result.run = recorder.snapshot(describe(ran), end);
   if (api_start_wall) {
     // The API's timestamps are wall-clock: this joins them (and clients' clocks) to t.

@@ -36,7 +36,7 @@ struct Options {
   DelayDistribution propagation = DelayDistribution::fixed(std::chrono::seconds(1));
   uint64_t seed = 1;
   Dataplane dataplane = Dataplane::l4;
-  int retries = 0;  // l7 only
+  int retries = 0;                  // l7 only
   Ingress ingress = Ingress::none;  // l7 only: a real ingress per node (RUN/ingress/NODE/)
   Action action = Action::restart;
   int scale_to = 1;    // Action::scale_down
@@ -82,6 +82,15 @@ void run_router_only(Dataplane dataplane, Ingress ingress, const std::string& li
 // The program that runs `ingress` ("/usr/sbin/nginx"). Throws Error naming it and the setup
 // command when it is not installed.
 std::string ingress_binary(Ingress ingress);
+
+// Whether `--dataplane nftables` can run here: root, a build with libnftables, and the kernel's
+// nf_tables (with nat) and conntrack events in a new network namespace. Throws Error naming the
+// one that is missing.
+void check_nftables();
+
+// The same for `--dataplane iptables`: root, iptables-restore, and kube-proxy's iptables chains
+// (statistic, DNAT, REJECT) accepted in a new network namespace.
+void check_iptables();
 
 // A TCP port free on 127.0.0.1 right now (the kernel's choice), for the pods to listen on.
 uint16_t pick_free_port();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/subprocess.h"
 #include "kube/serving.h"
 #include "kube/workload.h"
 
@@ -73,19 +74,56 @@ kube::Workload workload_of(const std::string& path) {
   return *found;
 }
 
+// `spec` runs the image of `c` as Kubernetes would; the manifest's stopSignal wins over the
+// image's.
+void set_image(ContainerSpec& spec, PodSpec& pod, const kube::Container& c,
+               const std::string& path) {
+  if (c.image.empty()) {
+    throw Error(fmt::format("{}: container {} has no image to run", path, c.name));
+  }
+  spec.image = c.image;
+  spec.command = c.command;
+  spec.args = c.args;
+  spec.user = c.run_as_user;
+  if (!c.stop_signal.empty()) {
+    std::optional<int> signal = signal_from_name(c.stop_signal);
+    if (!signal) {
+      throw Error(fmt::format("{}: container {}: unknown lifecycle.stopSignal '{}'", path, c.name,
+                              c.stop_signal));
+    }
+    pod.stop_signal = *signal;
+    spec.image_stop_signal = false;
+  }
+}
+
 }  // namespace
+
+void run_image(const std::string& path, const std::string& container, RuntimeKind runtime,
+               Options& options) {
+  kube::Workload w = workload_of(path);
+  const kube::Container& c = kube::serving_container(w, container);
+  ContainerSpec spec;
+  spec.runtime_kind = runtime;
+  set_image(spec, options.pod, c, path);
+  options.pod.container = spec;
+  options.pod.env = c.env;
+}
 
 PodSpec new_version_of(const std::string& path, const std::string& container, PodSpec base) {
   kube::Workload w = workload_of(path);
   const kube::Container& c = kube::serving_container(w, container);
-  if (c.command.empty() && c.args.empty()) {
+  if (base.container) {
+    set_image(*base.container, base, c, path);
+  } else if (c.command.empty() && c.args.empty()) {
     throw Error(
-        fmt::format("{}: container {} has no command or args (the lab runs commands, "
-                    "not images): give the new version with --to",
+        fmt::format("{}: container {} has no command or args (pods of a command run "
+                    "commands): give the new version with --to, or run images (-f, no command)",
                     path, c.name));
   }
-  base.command = c.command;
-  base.command.insert(base.command.end(), c.args.begin(), c.args.end());
+  if (!base.container) {
+    base.command = c.command;
+    base.command.insert(base.command.end(), c.args.begin(), c.args.end());
+  }
   base.env = c.env;
   if (c.pre_stop) {
     base.prestop = hook_of(*c.pre_stop, path);

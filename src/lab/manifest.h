@@ -13,9 +13,16 @@ namespace zerodrop::lab {
 // for a workload lab cannot roll (kube::require_rolling_update) or an unsupported handler.
 void apply_manifest(const std::string& path, const std::string& container, Options& options);
 
+// The pods run the first workload's container as an image (lab -f without a command): its
+// image, command, args, env, runAsUser and lifecycle.stopSignal. Throws Error "file: …" when the
+// container names no image or an unknown stop signal.
+void run_image(const std::string& path, const std::string& container, RuntimeKind runtime,
+               Options& options);
+
 // The new version's pod (--to-file): `base` with the command (command + args), the literal env,
-// preStop and probes of the first workload's container in `path`. Throws Error "file:…" when the
-// container has neither command nor args (the lab runs no images) or a handler is unsupported.
+// preStop and probes of the first workload's container in `path`; with containers, its image too.
+// Throws Error "file:…" when a process pod's container has neither command nor args, or a handler
+// is unsupported.
 PodSpec new_version_of(const std::string& path, const std::string& container, PodSpec base);
 
 }  // namespace zerodrop::lab

@@ -1,6 +1,7 @@
 #include "lab/not_ready.h"
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 
 #include <fmt/format.h>
@@ -110,6 +111,22 @@ std::string why_not_ready(const std::vector<record::Event>& events, const ProbeS
     return "every pod is Ready, but not every router has applied it yet";
   }
   return fmt::format("{}", fmt::join(clauses, "; "));
+}
+
+std::string image_words(const std::string& image, const std::vector<record::Event>& events,
+                        const std::function<std::string(const std::string&)>& pod_log) {
+  for (const record::Event& e : events) {
+    if (e.kind != EventKind::pod_exited) {
+      continue;
+    }
+    std::ifstream log(pod_log(e.pod));
+    std::string line, last;
+    while (std::getline(log, line)) {
+      last = line.find_first_not_of(" \t\r") == std::string::npos ? last : line;
+    }
+    return fmt::format(" (image {}: {})", image, last.empty() ? "its log is empty" : last);
+  }
+  return fmt::format(" (image {})", image);
 }
 
 }  // namespace zerodrop::lab

@@ -16,4 +16,10 @@ namespace zerodrop::lab {
 std::string why_not_ready(const std::vector<record::Event>& events, const ProbeSpec& readiness,
                           const std::function<std::string(const std::string&)>& pod_log);
 
+// For pods of `image` that were never Ready: " (image IMAGE: LINE)", LINE the last line in the
+// log of the first pod that exited (the runtime's words, or the program's own), so that a crash
+// at start names its cause; " (image IMAGE)" when none exited.
+std::string image_words(const std::string& image, const std::vector<record::Event>& events,
+                        const std::function<std::string(const std::string&)>& pod_log);
+
 }  // namespace zerodrop::lab

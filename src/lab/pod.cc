@@ -13,6 +13,8 @@
 #include "base/process_events.h"
 #include "base/subprocess.h"
 #include "base/timer.h"
+#include "lab/container_runtime.h"
+#include "lab/pod_container.h"
 #include "lab/probe.h"
 #include "lab/process_watch.h"
 #include "lab/recorder.h"
@@ -21,24 +23,6 @@ namespace zerodrop::lab {
 
 namespace asio = boost::asio;
 using record::EventKind;
-
-// Why `signal` will do nothing to the process's PID 1 (its command), nullopt when it acts: in a
-// PID namespace the kernel drops a signal PID 1 has no handler for; anywhere, an ignored one.
-std::optional<std::string> dropped_by_kernel(const Subprocess& process, int signal) {
-  std::optional<SignalDisposition> d = signal_disposition(process.pid(), signal);
-  if (!d || d->caught) {
-    return std::nullopt;
-  }
-  std::string who = process_name(process.pid());
-  if (d->ignored) {
-    return fmt::format("{} ignores {} (SIG_IGN)", who, signal_full_name(signal));
-  }
-  if (process.isolation() == Isolation::process_group || signal == SIGKILL) {
-    return std::nullopt;
-  }
-  return fmt::format("PID 1 ({}) has no handler for {}: the kernel drops it, as in a container",
-                     who, signal_full_name(signal));
-}
 
 struct Pod::Impl {
   Impl(asio::io_context& io_context, Recorder& r, const PodSpec& s, std::string n, std::string a,
@@ -55,6 +39,9 @@ struct Pod::Impl {
         restart_timer(io),
         sleep_timer(io),
         backoff(s.restart_backoff) {
+    if (spec.container) {
+      container = std::make_unique<PodContainer>(io, rec, spec, name, rec.pod_log(name));
+    }
     target.ip = ip;
     target.port = spec.port;
     target.env = spec.env;
@@ -64,6 +51,8 @@ struct Pod::Impl {
   }
 
   void spawn();
+  void signal(int signal);
+  std::optional<std::string> dropped(int signal);
   void arm_watch();
   void start_probes();
   void set_ready(bool value);
@@ -107,15 +96,39 @@ struct Pod::Impl {
   std::shared_ptr<Check> hook;
   Duration backoff;
   std::shared_ptr<bool> alive = std::make_shared<bool>(true);
+  std::unique_ptr<PodContainer> container;  // a pod of an image
 };
+
+// Sends `signal` to the pod's PID 1: through the runtime for a container, as kubelet does.
+void Pod::Impl::signal(int signal) {
+  if (container) {
+    container->signal(signal);
+  } else {
+    process->send_signal(signal);
+  }
+}
+
+std::optional<std::string> Pod::Impl::dropped(int signal) {
+  return container ? container->dropped(signal)
+                   : dropped_by_kernel(process->pid(), process->isolation(), signal);
+}
 
 void Pod::Impl::spawn() {
   std::vector<std::string> argv = expand_template(spec.command, ip, spec.port, name);
-  process = Subprocess::spawn({argv, target.env, target.log_path, target.log_path, spec.isolation});
-  if (spec.processes != nullptr) {
-    spec.processes->add(process->pid(), name);
+  if (container) {
+    process = Subprocess::spawn(container->start(argv, target));
+    rec.pod_event(EventKind::pod_started, name,
+                  fmt::format("container {} of {} ({} client pid {})", container->name(),
+                              spec.container->image, to_string(spec.container->runtime->kind()),
+                              process->pid()));
+  } else {
+    process =
+        Subprocess::spawn({argv, target.env, target.log_path, target.log_path, spec.isolation});
+    if (spec.processes != nullptr) {
+      spec.processes->add(process->pid(), name);
+    }
+    rec.pod_event(EventKind::pod_started, name, fmt::format("pid {}", process->pid()));
   }
-  rec.pod_event(EventKind::pod_started, name, fmt::format("pid {}", process->pid()));
   watch = std::make_unique<asio::posix::stream_descriptor>(io, ::dup(process->status_fd()));
   arm_watch();
   start_probes();
@@ -169,6 +182,9 @@ void Pod::Impl::set_ready(bool value) {
   ready = value;
   if (value) {
     ready_since = rec.now();
+    if (container) {
+      container->find_pid();
+    }
   }
   rec.pod_event(value ? EventKind::pod_ready : EventKind::pod_unready, name);
   changed();
@@ -245,8 +261,8 @@ void Pod::Impl::send_stop(Duration prestop_spent) {
   e.signal = spec.stop_signal;
   e.detail = "stop signal SIG" + signal_name(spec.stop_signal);
   rec.event(e);
-  std::optional<std::string> dropped = dropped_by_kernel(*process, spec.stop_signal);
-  process->send_signal(spec.stop_signal);
+  std::optional<std::string> dropped = this->dropped(spec.stop_signal);
+  signal(spec.stop_signal);
   if (dropped) {
     record::Event ignored = e;
     ignored.kind = EventKind::signal_ignored;
@@ -266,7 +282,7 @@ void Pod::Impl::send_stop(Duration prestop_spent) {
     kill.detail =
         fmt::format("grace period over: SIGKILL {} after the stop signal", format_duration(delay));
     rec.event(kill);
-    process->send_signal(SIGKILL);
+    signal(SIGKILL);
   });
 }
 
@@ -280,15 +296,24 @@ void Pod::Impl::cancel_termination() {
   }
 }
 
-void Pod::Impl::on_exit(const ExitStatus& status) {
+void Pod::Impl::on_exit(const ExitStatus& exit) {
   set_ready(false);  // kubelet: a container that is not running is not ready
+  ExitStatus status = exit;
+  if (container && status.exit_code > 128 && status.exit_code <= 128 + 64) {
+    // The runtime's client reports a container killed by signal N as exit code 128 + N.
+    status = ExitStatus{std::nullopt, *status.exit_code - 128};
+  }
   record::Event e;
   e.kind = EventKind::pod_exited;
   e.pod = name;
   e.exit_code = status.exit_code;
   e.signal = status.signal;
   e.detail = status.describe();
-  rec.event(e);
+  if (std::optional<Clock::time_point> died = container ? container->died_at() : std::nullopt) {
+    rec.event_at(*died, e);  // when PID 1 died, not when the runtime's client returned
+  } else {
+    rec.event(e);
+  }
   process.reset();
   watch.reset();
   readiness.reset();
@@ -377,7 +402,11 @@ void Pod::kill_now(const std::string& why) {
   e.signal = SIGKILL;
   e.detail = why;
   p.rec.event(e);
-  p.process->send_signal(SIGKILL);
+  if (p.container) {
+    p.container->kill_now(*p.process);
+  } else {
+    p.process->send_signal(SIGKILL);
+  }
   ExitStatus status = p.process->wait();
   p.on_exit(status);
 }

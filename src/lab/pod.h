@@ -11,6 +11,7 @@
 #include "base/duration.h"
 #include "base/subprocess.h"
 #include "kube/kubelet.h"
+#include "lab/container_runtime.h"
 #include "lab/spec.h"
 #include "record/run_record.h"
 
@@ -22,6 +23,19 @@ namespace zerodrop::lab {
 
 class Recorder;
 class ProcessWatch;
+class ContainerRuntime;
+
+// A pod run as a container of an image (lab -f without a command), as kubelet would run it.
+struct ContainerSpec {
+  RuntimeKind runtime_kind = RuntimeKind::podman;
+  std::string image;
+  std::vector<std::string> command;  // the manifest's command and args; empty: the image's
+  std::vector<std::string> args;
+  std::optional<int64_t> user;  // securityContext.runAsUser
+  // Whether the image's STOPSIGNAL applies: neither the manifest nor --stop-signal set one.
+  bool image_stop_signal = true;
+  const ContainerRuntime* runtime = nullptr;  // set by the lab (bind_container) before it runs
+};
 
 // What every pod of the workload runs and how kubelet treats it.
 struct PodSpec {
@@ -40,6 +54,9 @@ struct PodSpec {
   // PID 1 of its own PID namespace (as in a container) or a process group (see Isolation).
   Isolation isolation = Isolation::process_group;
   ProcessWatch* processes = nullptr;  // when set, records every exit of the pod's processes
+  // Set: `command` runs in a container of this image (exec hooks and probes inside it, signals
+  // through the runtime); `isolation` is then the runtime's own.
+  std::optional<ContainerSpec> container;
 };
 
 // One pod: its process, its probes and kubelet's termination sequence. Lives on the control

@@ -5,6 +5,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 
 #include <boost/asio.hpp>
@@ -107,12 +110,20 @@ private:
 // A command: passes when it exits 0 within the timeout; killed (whole group) otherwise.
 class ExecCheck final : public Check {
 public:
-  ExecCheck(asio::io_context& io, Subprocess process, Duration timeout, Done done)
+  ExecCheck(asio::io_context& io, Subprocess process, Duration timeout, Done done,
+            std::string words_path)
       : process_(std::move(process)),
         watch_(io, ::dup(process_.status_fd())),
         timer_(io),
         timeout_(timeout),
-        done_(std::move(done)) {}
+        done_(std::move(done)),
+        words_path_(std::move(words_path)) {}
+
+  ~ExecCheck() override {
+    if (!words_path_.empty()) {
+      ::unlink(words_path_.c_str());
+    }
+  }
 
   void begin() {
     timer_.expires_after(timeout_);
@@ -148,8 +159,24 @@ private:
             self->wait();
             return;
           }
-          self->finish(status->success(), status->success() ? "" : status->describe());
+          self->finish(status->success(), status->success() ? "" : self->failure(*status));
         });
+  }
+
+  // "exit code 127", with the runtime's last words when it ran the command in a container.
+  std::string failure(const ExitStatus& status) const {
+    std::string why = status.describe();
+    if (words_path_.empty()) {
+      return why;
+    }
+    std::ifstream in(words_path_);
+    std::string line, last;
+    while (std::getline(in, line)) {
+      if (line.find_first_not_of(" \t\r") != std::string::npos) {
+        last = line;
+      }
+    }
+    return last.empty() ? why : fmt::format("{}: {}", why, last);
   }
 
   void finish(bool ok, std::string why) {
@@ -167,20 +194,41 @@ private:
   asio::steady_timer timer_;
   Duration timeout_;
   Done done_;
+  std::string words_path_;
 };
+
+// A file for the runtime's error output of one exec in a container.
+std::string words_file() {
+  std::string path = (std::filesystem::temp_directory_path() / "zerodrop-exec-XXXXXX").string();
+  int fd = ::mkstemp(path.data());
+  if (fd < 0) {
+    return "";
+  }
+  ::close(fd);
+  return path;
+}
 
 }  // namespace
 
 std::shared_ptr<Check> Check::start(asio::io_context& io, const ProbeSpec& spec,
                                     const CheckTarget& target, Duration timeout, Done done) {
   if (spec.kind == ProbeSpec::Kind::exec) {
+    bool inside = !target.exec_prefix.empty();
+    std::string words = inside ? words_file() : "";
     try {
+      std::vector<std::string> argv = target.exec_prefix;
+      argv.insert(argv.end(), spec.command.begin(), spec.command.end());
       Subprocess process =
-          Subprocess::spawn({spec.command, target.env, target.log_path, target.log_path});
-      auto check = std::make_shared<ExecCheck>(io, std::move(process), timeout, std::move(done));
+          Subprocess::spawn({argv, inside ? target.exec_env : target.env, target.log_path,
+                             words.empty() ? target.log_path : words});
+      auto check = std::make_shared<ExecCheck>(io, std::move(process), timeout, std::move(done),
+                                               std::move(words));
       check->begin();
       return check;
     } catch (const Error& e) {
+      if (!words.empty()) {
+        ::unlink(words.c_str());
+      }
       // Like kubelet: a command that cannot run is a failed check, reported asynchronously.
       auto check = std::make_shared<NetworkCheck>(io, spec, target, timeout, nullptr);
       asio::post(io, [done = std::move(done), why = std::string(e.what())] { done(false, why); });

@@ -21,6 +21,10 @@ struct CheckTarget {
   uint16_t port = 0;
   std::vector<std::pair<std::string, std::string>> env;
   std::string log_path;  // exec output; empty = /dev/null
+  // A container's pod: exec checks run as this prefix + the command ("podman exec NAME"), with
+  // exec_env on top of the lab's environment, and a failure quotes the runtime's last words.
+  std::vector<std::string> exec_prefix;
+  std::vector<std::pair<std::string, std::string>> exec_env;
 };
 
 // One check in flight: an HTTP GET (200-399 passes), a TCP connect, or a command (exit 0

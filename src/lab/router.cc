@@ -16,9 +16,34 @@ namespace zerodrop::lab {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
+std::string to_string(Dataplane dataplane) {
+  switch (dataplane) {
+    case Dataplane::l4:
+      return "l4";
+    case Dataplane::l7:
+      return "l7";
+    case Dataplane::nftables:
+      return "nftables";
+    case Dataplane::iptables:
+      return "iptables";
+  }
+  return "l4";
+}
+
+std::string dataplane_flag(Dataplane dataplane) {
+  return "--dataplane " + to_string(dataplane);
+}
+
+bool in_kernel(Dataplane dataplane) {
+  return dataplane == Dataplane::nftables || dataplane == Dataplane::iptables;
+}
+
 std::unique_ptr<Router> Router::start(const RouterOptions& options, Recorder* recorder) {
   if (options.ingress != Ingress::none) {
     return start_ingress(options, recorder);
+  }
+  if (in_kernel(options.dataplane)) {
+    return start_kube_proxy(options, recorder);
   }
   return options.dataplane == Dataplane::l4 ? start_l4(options, recorder)
                                             : start_l7(options, recorder);
@@ -124,43 +149,61 @@ const Endpoint* RouterCore::choose(const std::vector<std::string>& skip) {
 }
 
 void RouterCore::remember_client(uint16_t client_port, const std::string& pod) {
-  constexpr size_t kKept = 8;  // a port reused within a run: its earlier connections still join
   Clock::time_point at = stamp();
   std::lock_guard lock(clients_mutex_);
-  std::deque<ClientConnection>& kept = clients_[client_port];
-  kept.push_back(ClientConnection{pod, at});
-  if (kept.size() > kKept) {
-    kept.pop_front();
-  }
+  clients_.add(client_port, ClientConnection{pod, at});
 }
 
 void RouterCore::connection_fate(uint16_t client_port, record::BackendFate fate) {
   Clock::time_point now = clock_.now();
   std::lock_guard lock(clients_mutex_);
-  std::deque<ClientConnection>& kept = clients_[client_port];
-  if (kept.empty()) {
-    kept.emplace_back();
+  ClientConnection* c = clients_.latest_to_update(client_port);
+  if (c == nullptr) {
+    clients_.add(client_port, ClientConnection{});
+    c = clients_.latest_to_update(client_port);
   }
-  ClientConnection& c = kept.back();
-  if (c.fate == record::BackendFate::open) {
-    c.fate = fate;
-    c.fate_at = now;
+  if (c->fate == record::BackendFate::open) {
+    c->fate = fate;
+    c->fate_at = now;
   }
 }
 
 std::optional<ClientConnection> RouterCore::connection_of(uint16_t client_port) const {
   std::lock_guard lock(clients_mutex_);
-  auto it = clients_.find(client_port);
-  return it == clients_.end() || it->second.empty()
-             ? std::nullopt
-             : std::optional<ClientConnection>(it->second.back());
+  return clients_.latest(client_port);
 }
 
 std::optional<ClientConnection> RouterCore::connection_by(uint16_t client_port,
                                                           Clock::time_point t) const {
   std::lock_guard lock(clients_mutex_);
-  auto it = clients_.find(client_port);
-  if (it == clients_.end()) {
+  return clients_.latest_by(client_port, t);
+}
+
+void ClientConnections::add(uint16_t client_port, ClientConnection c) {
+  constexpr size_t kKept = 8;  // a port reused within a run: its earlier connections still join
+  std::deque<ClientConnection>& kept = by_port_[client_port];
+  kept.push_back(std::move(c));
+  if (kept.size() > kKept) {
+    kept.pop_front();
+  }
+}
+
+ClientConnection* ClientConnections::latest_to_update(uint16_t client_port) {
+  auto it = by_port_.find(client_port);
+  return it == by_port_.end() || it->second.empty() ? nullptr : &it->second.back();
+}
+
+std::optional<ClientConnection> ClientConnections::latest(uint16_t client_port) const {
+  auto it = by_port_.find(client_port);
+  return it == by_port_.end() || it->second.empty()
+             ? std::nullopt
+             : std::optional<ClientConnection>(it->second.back());
+}
+
+std::optional<ClientConnection> ClientConnections::latest_by(uint16_t client_port,
+                                                             Clock::time_point t) const {
+  auto it = by_port_.find(client_port);
+  if (it == by_port_.end()) {
     return std::nullopt;
   }
   for (auto c = it->second.rbegin(); c != it->second.rend(); ++c) {
@@ -169,6 +212,17 @@ std::optional<ClientConnection> RouterCore::connection_by(uint16_t client_port,
     }
   }
   return std::nullopt;
+}
+
+record::BackendFate fate_of_close(const SocketClose& close, record::BackendFate seen,
+                                  bool request_read) {
+  if (close.by_exit) {
+    return seen;
+  }
+  if (close.reset) {
+    return record::BackendFate::idle_closed;
+  }
+  return request_read ? record::BackendFate::closed : record::BackendFate::idle_closed;
 }
 
 std::optional<std::string> RouterCore::backend_of(uint16_t client_port) const {

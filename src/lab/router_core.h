@@ -40,6 +40,29 @@ private:
   PropagationSchedule schedule_;
 };
 
+// Without the kernel's account of the close (SocketTrace): a backend close that comes this soon
+// after a request was forwarded (or sent) had already left the pod when the request arrived (the
+// idle-close race). On loopback a FIN or RST takes microseconds; a busy machine can delay the
+// pod's close past it, which is why the kernel's account is preferred.
+constexpr std::chrono::milliseconds kIdleCloseRace{1};
+
+// The client connections a router bound, by client port: the latest few per port, oldest first,
+// so that a port reused within a run still joins its earlier connections. Not thread-safe.
+class ClientConnections {
+public:
+  // Keeps `c` as the latest connection from `client_port`.
+  void add(uint16_t client_port, ClientConnection c);
+  // The latest connection from `client_port` to update in place, null if none.
+  ClientConnection* latest_to_update(uint16_t client_port);
+  // The latest connection from `client_port`.
+  std::optional<ClientConnection> latest(uint16_t client_port) const;
+  // The latest connection from `client_port` bound by `t`.
+  std::optional<ClientConnection> latest_by(uint16_t client_port, Clock::time_point t) const;
+
+private:
+  std::unordered_map<uint16_t, std::deque<ClientConnection>> by_port_;
+};
+
 // The router_applied event of `change` at `router` (its time is the caller's).
 record::Event applied_event(const EndpointChange& change, const std::string& router);
 
@@ -106,14 +129,16 @@ private:
   Clock::time_point last_stamp_{};  // router thread only
   DueChanges due_;
   mutable std::mutex clients_mutex_;
-  // The latest few connections from each client port, oldest first.
-  std::unordered_map<uint16_t, std::deque<ClientConnection>> clients_;
+  ClientConnections clients_;
   std::atomic<uint64_t> refusals_{0};
   std::thread thread_;
 };
 
-// Factories for the two dataplanes (l4_proxy.cc, l7_proxy.cc).
+// Factories for the dataplanes (l4_proxy.cc, l7_proxy.cc, nft_router.cc).
 std::unique_ptr<Router> start_l4(const RouterOptions& options, Recorder* recorder);
 std::unique_ptr<Router> start_l7(const RouterOptions& options, Recorder* recorder);
+// kube-proxy's rules in the node's namespace, nftables or iptables by options.dataplane. Throws
+// Error naming what is missing (nft, iptables-restore, nf_tables, conntrack events).
+std::unique_ptr<Router> start_kube_proxy(const RouterOptions& options, Recorder* recorder);
 
 }  // namespace zerodrop::lab

@@ -1,18 +1,39 @@
 #include "lab/traffic.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "lab/recorder.h"
 
 namespace zerodrop::lab {
 
+// The router recorded the backend connection's fate before passing it on to the client, so a
+// failure the client saw is already there; a connection still open has no time.
+void join_report(const Router& router, const std::optional<ClientConnection>& connection,
+                 const Recorder& recorder, record::RequestRecord& r) {
+  if (connection) {
+    if (r.backend.empty()) {
+      r.backend = connection->pod;  // the app did not name itself (X-Pod-Name)
+    }
+    if (router.sees_backend_fates()) {
+      r.backend_fate = connection->fate;
+      if (connection->fate != record::BackendFate::open) {
+        r.backend_fate_at = recorder.since_start(connection->fate_at);
+      }
+    }
+  }
+  router.join_report(r);
+}
+
 Traffic::Traffic(load::Options options, const std::string& method, const std::string& path,
                  const std::vector<std::unique_ptr<Router>>& routers, Recorder& recorder)
     : options_(std::move(options)), routers_(routers), recorder_(recorder) {
   options_.targets.clear();
   for (const auto& router : routers_) {
-    options_.targets.push_back(
-        {method, fmt::format("http://127.0.0.1:{}{}", router->port(), path)});
+    options_.targets.push_back({method,
+                                fmt::format("http://{}:{}{}", router->host(), router->port(), path),
+                                router->netns()});
   }
   options_.duration = std::chrono::hours(24);  // the lab ends the load through `stop`
 }
@@ -57,21 +78,18 @@ load::Summary Traffic::stop() {
   return summary_;
 }
 
-// The router recorded the backend connection's fate before passing it on to the client, so a
-// failure the client saw is already there; a connection still open has no time. The bind time is
-// the connection's, shared by every request sent on it.
-void Traffic::join_connection(const Router& router, record::RequestRecord& r) const {
-  std::optional<ClientConnection> c = router.connection_of(r.local_port);
+// The bind time is the connection's, shared by every request sent on it.
+void Traffic::join_bound(const Router& router, const std::optional<ClientConnection>& c,
+                         record::RequestRecord& r) const {
   if (!c) {
     return;
   }
-  if (r.backend.empty()) {
-    r.backend = c->pod;  // the app did not name itself (X-Pod-Name)
-  }
   r.bound = recorder_.since_start(c->bound_at);
-  r.backend_fate = c->fate;
-  if (c->fate != record::BackendFate::open) {
-    r.backend_fate_at = recorder_.since_start(c->fate_at);
+  if (!router.sees_backend_fates()) {
+    // The kernel's DNAT: its choice is read from conntrack a moment after it was made, but it was
+    // made at the SYN, before this request was sent (or its connect failed). No proxy saw the
+    // pod's side of the connection: the router's join_report() judges it from the kernel's.
+    r.bound = std::min(*r.bound, r.sent.value_or(r.done));
   }
 }
 
@@ -79,12 +97,12 @@ void Traffic::on_connection_event(const load::ConnectionEvent& c) {
   record::Event e;
   e.kind = c.kind;
   e.connection = c.facts;
-  for (const auto& router : routers_) {
-    if (router->port() != c.server_port) {
-      continue;
-    }
-    e.router = router->name();
-    if (std::optional<ClientConnection> joined = router->connection_of(c.facts.local_port)) {
+  // The connection's own node: under nftables every node's Service has the same address and
+  // port (and its own port space), so the port alone would name the wrong one.
+  if (c.target < routers_.size() && routers_[c.target]->port() == c.server_port) {
+    const Router& router = *routers_[c.target];
+    e.router = router.name();
+    if (std::optional<ClientConnection> joined = router.connection_of(c.facts.local_port)) {
       e.pod = joined->pod;
     }
   }
@@ -115,10 +133,10 @@ void Traffic::on_record(const record::RequestRecord& original) {
   if (r.target < routers_.size()) {
     const Router& router = *routers_[r.target];
     r.router = router.name();
-    if (r.local_port != 0) {
-      join_connection(router, r);
-    }
-    router.join_report(r);
+    std::optional<ClientConnection> c =
+        r.local_port != 0 ? router.connection_of(r.local_port) : std::nullopt;
+    join_bound(router, c, r);
+    join_report(router, c, recorder_, r);
   }
   ++requests_;
   failed_ += r.failed ? 1 : 0;

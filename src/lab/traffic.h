@@ -3,6 +3,7 @@
 #include <atomic>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -13,6 +14,13 @@
 namespace zerodrop::lab {
 
 class Recorder;
+
+// Joins `request` to what its `router` knew of it: the client connection it carried
+// (`connection`: the pod, when the app did not name itself, and from a router that sees it the
+// backend connection's fate), then what the router itself reported (Router::join_report). The
+// lab's own load and the verify agents' requests are joined by this one rule.
+void join_report(const Router& router, const std::optional<ClientConnection>& connection,
+                 const Recorder& recorder, record::RequestRecord& request);
 
 // The load engine on its own thread, one target per router. Each record is moved onto the
 // recorder's timeline, gets its router's name, and (l4) the backend the router chose for its
@@ -37,7 +45,8 @@ public:
 
 private:
   void on_record(const record::RequestRecord& request);
-  void join_connection(const Router& router, record::RequestRecord& request) const;
+  void join_bound(const Router& router, const std::optional<ClientConnection>& connection,
+                  record::RequestRecord& request) const;
   void on_connection_event(const load::ConnectionEvent& event);
 
   load::Options options_;

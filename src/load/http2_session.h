@@ -39,7 +39,7 @@ public:
   uint32_t active() const override { return active_; }
 
   // One stream slot: the request and what its response said so far. Public for the nghttp2
-  // callbacks in the .cc file.
+  // callbacks in http2_frames.cc.
   struct Slot {
     Stream stream;
     int32_t id = 0;  // HTTP/2 stream id, 0 until submitted
@@ -62,7 +62,7 @@ public:
     void clear();
   };
 
-  // Callbacks from nghttp2 (see the .cc file).
+  // Callbacks from nghttp2 (see http2_frames.cc).
   void on_goaway(uint32_t last_stream_id, uint32_t error, std::string_view debug);
   void on_settings(uint32_t max_concurrent_streams);
   void on_stream_closed(Slot& slot, uint32_t error_code);
@@ -87,6 +87,7 @@ private:
   void submit(Slot& slot, TimePoint now);
   void close_connection();
   void flush();
+  void flush_soon();
   void read();
   void after_io(TimePoint now);
   void end_connection(std::string_view why, record::Outcome before, record::Outcome during,
@@ -100,6 +101,7 @@ private:
 
   Worker& worker_;
   const Plan& plan_;
+  boost::asio::io_context& io_;
   Transport transport_;
   nghttp2_session* session_ = nullptr;
   std::vector<Slot> slots_;
@@ -112,12 +114,14 @@ private:
   std::optional<record::GoawayRecord> goaway_;
   uint64_t streams_opened_ = 0;  // on this connection
   uint32_t conn_ = 0;
+  uint32_t target_ = 0;  // the target of the request that opened the connection
   uint32_t active_ = 0;
-  uint32_t capacity_ = 1;   // streams this connection may carry at once
-  bool settings_ = false;   // the server's SETTINGS arrived
-  bool draining_ = false;   // a GOAWAY arrived: no new streams
-  bool writing_ = false;    // an asynchronous write of out_ is in flight
-  bool connected_ = false;  // the transport is open
+  uint32_t capacity_ = 1;      // streams this connection may carry at once
+  bool settings_ = false;      // the server's SETTINGS arrived
+  bool draining_ = false;      // a GOAWAY arrived: no new streams
+  bool writing_ = false;       // an asynchronous write of out_ is in flight
+  bool flush_posted_ = false;  // a flush_soon() is queued on the io_context
+  bool connected_ = false;     // the transport is open
 };
 
 }  // namespace zerodrop::load

@@ -35,6 +35,9 @@ enum class ClientRetry { off, once };
 struct Target {
   std::string method = "GET";
   std::string url;  // http(s)://host[:port]/path?query
+  // A network namespace (an open /proc/.../ns/net descriptor) its connections are opened in, as
+  // the lab's nftables nodes need; -1: the caller's own. Needs CAP_SYS_ADMIN.
+  int netns = -1;
 };
 
 // An inclusive range of HTTP statuses that count as success.
@@ -137,6 +140,9 @@ struct ConnectionEvent {
   record::EventKind kind = record::EventKind::goaway_received;
   record::Micros t{0};       // since the run's t = 0, as records' times
   uint16_t server_port = 0;  // the port it was connected to (the lab's router)
+  // The target (URL) whose request opened it: tells the lab's nodes apart when they share an
+  // address and port (--dataplane nftables: the same ClusterIP from each node's namespace).
+  uint32_t target = 0;
   record::ConnectionFacts facts;
 };
 

@@ -122,7 +122,7 @@ uint32_t endpoint_index(Plan& plan, PlanEndpoint endpoint) {
   for (size_t i = 0; i < plan.endpoints.size(); ++i) {
     const PlanEndpoint& e = plan.endpoints[i];
     if (e.address == endpoint.address && e.port == endpoint.port && e.tls == endpoint.tls
-        && e.server_name == endpoint.server_name) {
+        && e.server_name == endpoint.server_name && e.netns == endpoint.netns) {
       return static_cast<uint32_t>(i);
     }
   }
@@ -209,6 +209,7 @@ PlanTarget make_target(Plan& plan, const Options& options, const Target& target)
   boost::system::error_code not_an_address;
   asio::ip::make_address(url.host, not_an_address);
   to.server_name_is_address = url.tls && !not_an_address;
+  to.netns = target.netns;
   uint32_t endpoint = endpoint_index(plan, std::move(to));
   if (url.tls && !plan.tls) {
     plan.tls = make_tls_context(options);

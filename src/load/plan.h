@@ -22,6 +22,7 @@ struct PlanEndpoint {
   bool tls = false;         // https
   std::string server_name;  // https: the URL's host, sent as SNI and checked in the certificate
   bool server_name_is_address = false;  // an IP literal: checked as an address, no SNI
+  int netns = -1;                       // Target::netns
 };
 
 // One target, ready to send: pre-serialized heads for a kept-alive and a last request.

@@ -1,10 +1,13 @@
 #include "load/transport.h"
 
+#include <sys/socket.h>
+
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/write.hpp>
 #include <fmt/format.h>
 
+#include "base/netns.h"
 #include "load/plan.h"
 #include "load/worker.h"
 
@@ -75,7 +78,15 @@ void Transport::open(uint32_t endpoint) {
     }
   }
   error_code ec;
-  socket().open(to.protocol(), ec);
+  if (planned.netns >= 0) {
+    int fd = socket_in_namespace(planned.netns, to.protocol().family(), SOCK_STREAM);
+    ec = fd < 0 ? error_code(errno, boost::system::system_category()) : error_code();
+    if (fd >= 0) {
+      socket().assign(to.protocol(), fd, ec);
+    }
+  } else {
+    socket().open(to.protocol(), ec);
+  }
   if (ec) {
     // Reported from the event loop, never from inside the worker's dispatch loop.
     asio::post(io_, [this, ec, g = generation_] { on_connect(ec, g); });
@@ -83,6 +94,12 @@ void Transport::open(uint32_t endpoint) {
   }
   socket().async_connect(
       to, [this, g = generation_, keep = tls_](const error_code& e) { on_connect(e, g); });
+  if (planned.netns >= 0) {
+    // Bound by the connect: a refused connect keeps its source port in its record, which the
+    // lab's nftables nodes join to the kernel's choice of pod (conntrack).
+    error_code ignored;
+    local_port_ = socket().local_endpoint(ignored).port();
+  }
 }
 
 void Transport::on_connect(const error_code& ec, uint32_t generation) {

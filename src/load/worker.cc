@@ -1,7 +1,6 @@
 #include "load/worker.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include <boost/asio/post.hpp>
 
@@ -25,6 +24,10 @@ nanoseconds sweep_period(const Options& options) {
   return std::clamp<nanoseconds>(shortest / 10, std::chrono::milliseconds(1),
                                  std::chrono::milliseconds(50));
 }
+
+// Open loop: requests intended within this of each other go out at one timer wake (Schedule).
+// At most this much of delay for the first of them; nothing at rates up to 1,000 a second.
+constexpr nanoseconds kSendWindow = std::chrono::milliseconds(1);
 
 }  // namespace
 
@@ -52,8 +55,13 @@ Worker::Worker(RunContext& run, uint32_t index, uint32_t count, uint32_t connect
     closed_.push_back(it->get());
     (*it)->in_closed_list = true;
   }
+  schedule_.rate = run.options.rate;
+  schedule_.index = index;
+  schedule_.count = count;
+  schedule_.window = kSendWindow;
   if (run.options.max_requests != 0) {
-    limit_ = run.options.max_requests / count + (index < run.options.max_requests % count ? 1 : 0);
+    uint64_t n = run.options.max_requests;
+    schedule_.limit = n / count + (index < n % count ? 1 : 0);
   }
 }
 
@@ -62,6 +70,8 @@ Worker::~Worker() = default;
 void Worker::run() {
   asio::post(io_, [this] {
     TimePoint now = std::chrono::steady_clock::now();
+    schedule_.start = run_.start;
+    schedule_.end = run_.end;
     last_interval_ = run_.start;
     next_interval_ = run_.start + run_.options.interval;
     sweep();
@@ -75,23 +85,19 @@ void Worker::run() {
   io_.run();
 }
 
-TimePoint Worker::intended(uint64_t local) const {
-  double seconds = static_cast<double>(global_index(local)) / run_.options.rate;
-  return run_.start + nanoseconds(std::llround(seconds * 1e9));
-}
-
 bool Worker::next_request(TimePoint now, Request& out) const {
   if (!resend_.empty()) {
     out = resend_.front();
     return true;
   }
-  if (ended_ || dispatched_ >= limit_ || (run_.options.rate > 0 && dispatched_ >= due_)) {
+  if (ended_ || dispatched_ >= schedule_.limit || (run_.options.rate > 0 && dispatched_ >= due_)) {
     return false;
   }
-  uint64_t k = global_index(dispatched_);
+  uint64_t k = schedule_.global_index(dispatched_);
+  out = Request{};  // a first attempt: nothing of a resend dispatched before it
   out.seq = k;
   out.target = static_cast<uint32_t>(k % run_.plan.targets.size());
-  out.intended = run_.options.rate > 0 ? intended(dispatched_) : now;
+  out.intended = run_.options.rate > 0 ? schedule_.intended(dispatched_) : now;
   return true;
 }
 
@@ -174,22 +180,25 @@ void Worker::dispatch(TimePoint now) {
 
 // Open loop: marks the requests whose intended time has come as due, sends what the connections
 // allow, counts the rest late (they go out as soon as a connection frees up), and sleeps until
-// the next intended time.
+// the next wake (which sends the requests of one send window together).
 void Worker::pace() {
   TimePoint now = std::chrono::steady_clock::now();
+  // Before the end check: a pacer that wakes late, past the end, still owes the requests whose
+  // intended time came before the end (they count as unsent, not as never planned).
+  while (due_ < schedule_.limit && schedule_.intended(due_) <= now
+         && schedule_.intended(due_) < run_.end) {
+    ++due_;
+  }
   if (now >= run_.end) {
     end_sending(now);
     return;
-  }
-  while (due_ < limit_ && intended(due_) <= now) {
-    ++due_;
   }
   dispatch(now);
   if (dispatched_ < due_) {
     tally_.late += due_ - std::max(dispatched_, late_mark_);
     late_mark_ = due_;
   }
-  arm_pacer(due_ < limit_ ? std::min(intended(due_), run_.end) : run_.end);
+  arm_pacer(schedule_.wake_for(due_));
 }
 
 void Worker::arm_pacer(TimePoint at) {
@@ -258,7 +267,7 @@ void Worker::end_sending(TimePoint now) {
 }
 
 void Worker::maybe_finish() {
-  if (!ended_ && active_ == 0 && dispatched_ >= limit_) {
+  if (!ended_ && active_ == 0 && dispatched_ >= schedule_.limit) {
     end_sending(std::chrono::steady_clock::now());  // --requests reached; ends via maybe_finish
     return;
   }

@@ -14,6 +14,7 @@
 #include "load/disruption_tracker.h"
 #include "load/load.h"
 #include "load/plan.h"
+#include "load/schedule.h"
 #include "load/session.h"
 #include "load/stream.h"
 #include "load/tally.h"
@@ -35,9 +36,8 @@ struct RunContext {
   std::vector<Worker*> workers;  // worker 0 gathers the interval summaries of all
 };
 
-// One event-loop thread's share of the run: its own io_context, sessions, pacer and tally.
-// Worker i of n sends the requests whose global index k satisfies k % n == i; request k's
-// intended time is start + k / rate, so the schedule needs no queue: a backlog is two counters.
+// One event-loop thread's share of the run: its own io_context, sessions, pacer and tally. Its
+// share of the schedule (Schedule) needs no queue: a backlog is two counters.
 class Worker {
 public:
   Worker(RunContext& run, uint32_t index, uint32_t count, uint32_t connections);
@@ -83,9 +83,6 @@ public:
   Tally& tally() { return tally_; }
 
 private:
-  uint64_t global_index(uint64_t local) const { return local * count_ + index_; }
-
-  TimePoint intended(uint64_t local) const;
   bool next_request(TimePoint now, Request& out) const;
   Session* pick(uint32_t endpoint);
   Session* pick_new();
@@ -120,11 +117,12 @@ private:
   bool retry_safe_ = false;       // of the request being finished, for its record
   bool resent_ = false;           // … and whether it is resent
   record::RequestRecord record_;  // reused for every on_record call: no allocation per request
-  uint64_t limit_ = UINT64_MAX;   // this worker's share of max_requests
   uint64_t due_ = 0;              // open loop: requests whose intended time has come
   uint64_t dispatched_ = 0;       // requests handed to a connection
   uint64_t late_mark_ = 0;        // requests below this index were already counted late
   uint64_t active_ = 0;           // requests in flight (resends waiting included)
+  // Open loop; its limit is this worker's share of --requests in both loops.
+  Schedule schedule_;
   uint32_t connection_numbers_ = 0;
   TimePoint stopped_sending_{};
   TimePoint next_interval_{};

@@ -92,6 +92,9 @@ ConnectionFacts connection_from_json(const json& j) {
 Event event_from_json(const json& j) {
   Event e;
   e.t = time_of(j, "t_us");
+  if (j.contains("t_min_us")) {
+    e.t_min = time_of(j, "t_min_us");
+  }
   auto kind = event_kind_from_string(j.at("kind").get<std::string>());
   if (!kind) {
     throw Error(fmt::format("unknown event kind '{}'", j.at("kind").get<std::string>()));
@@ -139,6 +142,9 @@ std::string_view to_string(CloseKind kind) {
 
 nlohmann::ordered_json to_json(const Event& e) {
   nlohmann::ordered_json j = {{"t_us", e.t.count()}, {"kind", to_string(e.kind)}};
+  if (e.t_min) {
+    j["t_min_us"] = e.t_min->count();
+  }
   if (!e.pod.empty()) {
     j["pod"] = e.pod;
   }

@@ -99,6 +99,9 @@ struct ConnectionFacts {
 
 struct Event {
   Micros t{0};
+  // An event known only to an interval happened in [t_min, t]: `t` is the latest it can have
+  // been, which is when every consumer takes it (verify's router_applied inferred from traffic).
+  std::optional<Micros> t_min;
   EventKind kind = EventKind::note;
   std::string pod;     // pod name, when the event concerns a pod
   std::string router;  // router (node) name, for router_* events
@@ -112,8 +115,9 @@ struct Event {
 
 enum class Connection : uint8_t { fresh, reused };
 
-// What happened to the backend connection a client connection was bound to, as the router that
-// held both saw it (the lab's l4 router; absent for other engines and dataplanes). Whether it
+// What happened to the backend connection a client connection was bound to: as the lab's l4
+// router that held both saw it, or under nftables as the kernel's socket trace and conntrack
+// tell it (absent for other engines and dataplanes). Whether it
 // happened at the pod's exit is the diagnosis' business: it compares the time with the exit.
 enum class BackendFate : uint8_t {
   open,         // nothing: the backend connection was still open when the request ended
@@ -172,11 +176,11 @@ struct RequestRecord {
   bool failed = false;  // the outcome counts as a failure under the run's --ok-status
   int status = 0;       // HTTP status, 0 when none was received
   Connection connection = Connection::fresh;
-  uint32_t target = 0;       // index of the target (URL) it was sent to
-  uint16_t local_port = 0;   // the client's source port: lets a proxy (the lab's l4 router) that
-                             // saw the connection join its backend choice to this record
-  std::string router;        // the router (node) it went through, when known
-  std::string backend;       // the pod that answered or that the router chose, when known
+  uint32_t target = 0;      // index of the target (URL) it was sent to
+  uint16_t local_port = 0;  // the client's source port: lets a proxy (the lab's l4 router) that
+                            // saw the connection join its backend choice to this record
+  std::string router;       // the router (node) it went through, when known
+  std::string backend;      // the pod that answered or that the router chose, when known
   // No backend known, but it was one of these pods (verify: a failed new connection names no
   // backend, and more than one pod was terminating when it was sent).
   std::vector<std::string> backend_candidates;

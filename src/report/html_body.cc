@@ -16,12 +16,18 @@ void load_section(std::ostream& out, const Diagnosis& d) {
   out << "<section id=\"load\"><h2>Load</h2><table><tr><th>requests</th><th>ok</th>"
       << "<th>failed</th><th>retry-safe</th><th>failed after client retries</th>"
       << "<th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>max ms</th></tr>";
+  auto ms = [&](double v) {
+    return t.latency_recorded ? fmt::format("{:.1f}", v) : std::string("–");
+  };
   out << fmt::format(
-      "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td>{:.1f}</td><td>{:.1f}</td>"
-      "<td>{:.1f}</td><td>{:.1f}</td></tr></table>",
+      "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td>{}</td><td>{}</td>"
+      "<td>{}</td><td>{}</td></tr></table>",
       t.requests, t.ok, t.failed, t.retry_safe, t.failed_after_retries(),
-      t.client_retry ? " (resent)" : " (if each resend succeeded)", t.p50_ms, t.p90_ms, t.p99_ms,
-      t.max_ms);
+      t.client_retry ? " (resent)" : " (if each resend succeeded)", ms(t.p50_ms), ms(t.p90_ms),
+      ms(t.p99_ms), ms(t.max_ms));
+  if (!t.latency_recorded && t.requests > 0) {
+    out << "<p>Latency: not recorded per request (some requests came only as counts).</p>";
+  }
   if (!t.by_class.empty()) {
     out << "<p>Failures by class: ";
     for (size_t i = 0; i < t.by_class.size(); ++i) {

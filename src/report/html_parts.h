@@ -6,6 +6,7 @@
 
 #include "diagnose/diagnose.h"
 #include "record/run_record.h"
+#include "report/markup.h"
 
 namespace zerodrop::report {
 
@@ -19,9 +20,6 @@ void write_chart(std::ostream& out, const record::RunRecord& run,
 // Everything from <body> to </html>, with the chart in its place.
 void write_html_body(std::ostream& out, const record::RunRecord& run,
                      const diagnose::Diagnosis& diagnosis);
-
-// Text made safe for HTML content and attribute values.
-std::string escape(std::string_view text);
 
 // The fill colour of a hole in the chart and the page ("#d32f2f").
 std::string_view hole_colour(record::Hole hole);

@@ -106,6 +106,15 @@ void router_row(std::ostream& out, const Scale& sc, const std::string& router,
     if (s.router != router) {
       continue;
     }
+    if (s.applied_min) {  // known only to an interval: draw it, not just its upper end
+      double from = sc.x(*s.applied_min);
+      out << fmt::format(
+          R"(<rect class="apply-interval" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="8">)"
+          R"(<title>router {} stopped sending new connections to {} between {} s and {} s )"
+          R"((inferred from traffic through it)</title></rect>)",
+          from, y + 3, std::max(1.0, sc.x(s.applied) - from), escape(router), escape(s.pod),
+          seconds(*s.applied_min), seconds(s.applied));
+    }
     out << fmt::format(R"(<g class="apply"><rect x="{:.1f}" y="{:.1f}" width="3" height="14"/>)"
                        R"(<text x="{:.1f}" y="{:.1f}">{}</text>)"
                        R"(<title>router {} applied {}'s termination at {} s, {} s after its )"
@@ -230,7 +239,7 @@ td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:right}td:first-ch
 pre{background:#f5f5f5;padding:8px;border-radius:4px;overflow-x:auto}.hole{border-left:6px solid #999;padding-left:12px;margin:14px 0}
 .warning{color:#b71c1c}svg text{font-size:11px;fill:#333}svg .label{text-anchor:end}
 .starting{fill:#cfd8dc}.serving{fill:#66bb6a}.prestop{fill:#ffca28}.signalled{fill:#ff7043}
-.killed{fill:#b71c1c}.liveness{fill:#000}.track{stroke:#ddd}.apply rect{fill:#3949ab}
+.killed{fill:#b71c1c}.liveness{fill:#000}.track{stroke:#ddd}.apply rect{fill:#3949ab}.apply-interval{fill:#3949ab;opacity:.3}
 .disruption{fill:#fde0dc}.axis line{stroke:#eee}.deletion{stroke:#999;stroke-dasharray:3 3}.axis text{text-anchor:middle;fill:#777}svg.focus .fail{opacity:.25}
 svg.focus .fail.on{opacity:1}.legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}
 )"
@@ -244,7 +253,12 @@ void write_chart(std::ostream& out, const record::RunRecord& run, const Diagnosi
       << R"(<span style="background:#66bb6a"></span>serving<span style="background:#ffca28">)"
       << R"(</span>preStop<span style="background:#ff7043"></span>after stop signal)"
       << R"(<span style="background:#b71c1c"></span>killed<span style="background:#3949ab">)"
-      << R"(</span>router applies the termination<br>)";
+      << R"(</span>router applies the termination)";
+  bool intervals = std::any_of(d.propagation.samples.begin(), d.propagation.samples.end(),
+                               [](const auto& s) { return s.applied_min.has_value(); });
+  out << (intervals ? R"(<span style="background:#3949ab;opacity:.3"></span>)"
+                      R"(… somewhere in this interval (inferred)<br>)"
+                    : "<br>");
   out << R"(<span style="background:#a5d6a7"></span>ok)";
   for (size_t h = 0; h < record::kHoleCount; ++h) {
     out << fmt::format(R"(<span style="background:{}"></span>{})", record::kHoles[h].html_colour,
@@ -254,29 +268,6 @@ void write_chart(std::ostream& out, const record::RunRecord& run, const Diagnosi
     out << R"(<span style="background:#fde0dc"></span>longest disruption)";
   }
   out << "</p>\n";
-}
-
-std::string escape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 std::string_view hole_colour(record::Hole h) {

@@ -30,16 +30,19 @@ ordered_json load_json(const diagnose::Totals& t) {
   for (const auto& [name, n] : t.by_class) {
     classes[name] = n;
   }
-  return {
-      {"requests", t.requests},
-      {"ok", t.ok},
-      {"failed", t.failed},
-      {"failures_by_class", classes},
-      {"latency_ms", {{"p50", t.p50_ms}, {"p90", t.p90_ms}, {"p99", t.p99_ms}, {"max", t.max_ms}}},
-      {"retry_safe", t.retry_safe},
-      {"client_retry", t.client_retry},
-      {"resent", t.resent},
-      {"failed_after_retries", t.failed_after_retries()}};
+  return {{"requests", t.requests},
+          {"ok", t.ok},
+          {"failed", t.failed},
+          {"failures_by_class", classes},
+          {"latency_ms", t.latency_recorded ? ordered_json{{"p50", t.p50_ms},
+                                                           {"p90", t.p90_ms},
+                                                           {"p99", t.p99_ms},
+                                                           {"max", t.max_ms}}
+                                            : ordered_json(nullptr)},
+          {"retry_safe", t.retry_safe},
+          {"client_retry", t.client_retry},
+          {"resent", t.resent},
+          {"failed_after_retries", t.failed_after_retries()}};
 }
 
 ordered_json pod_coverage_json(const diagnose::PodCoverage& p) {
@@ -199,6 +202,7 @@ ordered_json propagation_json(const diagnose::Propagation& p) {
                        {"router", s.router},
                        {"deletion_s", secs(s.deletion)},
                        {"applied_s", secs(s.applied)},
+                       {"applied_min_s", optional_secs(s.applied_min)},
                        {"delay_s", secs(s.delay())}});
   }
   json max = p.samples.empty() ? json(nullptr) : json(secs(p.max));

@@ -38,6 +38,12 @@ void write_json(std::ostream& out, const record::RunRecord& run,
 void write_html(std::ostream& out, const record::RunRecord& run,
                 const diagnose::Diagnosis& diagnosis);
 
+// A JUnit XML for CI systems: one testsuite, one testcase per hole (a failure, with the hole's
+// evidence, when requests failed through it) and one for the run (a failure past
+// `max_failures`; an error when a verify run ended before its rollout completed).
+void write_junit(std::ostream& out, const record::RunRecord& run,
+                 const diagnose::Diagnosis& diagnosis, uint64_t max_failures);
+
 // Writes the folder's report.json and report.html. Throws Error naming the file it cannot write.
 void write_reports(const record::RunFolder& folder, const record::RunRecord& run,
                    const diagnose::Diagnosis& diagnosis);

@@ -101,7 +101,7 @@ void print_load(std::ostream& out, const Diagnosis& d, const Style& s) {
   const diagnose::Totals& t = d.totals;
   out << '\n' << s.bold("Load") << '\n';
   out << fmt::format("  requests {}  ok {}  failed {}", t.requests, t.ok, t.failed);
-  if (t.requests > 0 && t.max_ms > 0) {
+  if (t.latency_recorded) {
     out << fmt::format("  latency p50 {:.1f} ms  p90 {:.1f} ms  p99 {:.1f} ms  max {:.1f} ms",
                        t.p50_ms, t.p90_ms, t.p99_ms, t.max_ms);
   }

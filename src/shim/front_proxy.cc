@@ -10,6 +10,7 @@
 #include "http/idempotent.h"
 #include "http/proxy_exchange.h"
 #include "shim/accept_loop.h"
+#include "shim/front_proxy_h2.h"
 #include "zerodrop/lifecycle/beast.h"
 #include "zerodrop/lifecycle/shutdown.h"
 
@@ -43,7 +44,7 @@ enum class Retry { once, never };
 // the one upstream per client and the retry on a reused connection are this session's policy.
 class ProxySession : public std::enable_shared_from_this<ProxySession> {
 public:
-  ProxySession(tcp::socket client, FrontProxy::Impl& proxy);
+  ProxySession(tcp::socket client, FrontProxy::Impl& proxy, std::string_view preread);
   void start();
 
 private:
@@ -71,25 +72,71 @@ private:
   std::optional<lifecycle::Work> work_;
 };
 
+// A new client connection's first bytes, until they tell HTTP/2's preface (h2c by prior
+// knowledge) from an HTTP/1.1 request: both share the one port, as they do on the app's.
+struct Sniffed {
+  explicit Sniffed(tcp::socket socket) : stream(std::move(socket)) {}
+
+  beast::tcp_stream stream;
+  std::string bytes;
+  std::array<char, zerodrop::http::kH2Preface.size()> chunk{};
+};
+
 }  // namespace
 
 struct FrontProxy::Impl {
+  Impl(asio::io_context& context, lifecycle::Shutdown& machine, tcp::endpoint app,
+       tcp::acceptor listener, Duration h2_goaway_delay)
+      : io(context),
+        shutdown(machine),
+        upstream(app),
+        acceptor(std::move(listener)),
+        h2(context, machine, app, h2_goaway_delay) {}
+
   asio::io_context& io;
   lifecycle::Shutdown& shutdown;
   tcp::endpoint upstream;
   tcp::acceptor acceptor;
+  FrontH2 h2;
 
   void accept() {
     accept_loop(acceptor, [this](tcp::socket socket) {
-      std::make_shared<ProxySession>(std::move(socket), *this)->start();
+      sniff(std::make_shared<Sniffed>(std::move(socket)));
     });
+  }
+
+  void sniff(std::shared_ptr<Sniffed> s) {
+    size_t want = zerodrop::http::kH2Preface.size() - s->bytes.size();
+    s->stream.expires_after(kClientIdleTimeout);
+    s->stream.async_read_some(asio::buffer(s->chunk.data(), want),
+                              [this, s](beast::error_code ec, size_t n) {
+                                s->bytes.append(s->chunk.data(), n);
+                                if (!ec) {
+                                  on_sniffed(std::move(s));
+                                }  // else closed or idle before a request
+                              });
+  }
+
+  void on_sniffed(std::shared_ptr<Sniffed> s) {
+    if (!zerodrop::http::kH2Preface.starts_with(s->bytes)) {
+      s->stream.expires_never();
+      std::make_shared<ProxySession>(s->stream.release_socket(), *this, s->bytes)->start();
+    } else if (s->bytes.size() == zerodrop::http::kH2Preface.size()) {
+      s->stream.expires_never();
+      h2.serve(s->stream.release_socket(), std::move(s->bytes));
+    } else {
+      sniff(std::move(s));
+    }
   }
 };
 
 namespace {
 
-ProxySession::ProxySession(tcp::socket client, FrontProxy::Impl& proxy)
-    : client_(std::move(client)), upstream_(proxy.io), proxy_(proxy) {}
+ProxySession::ProxySession(tcp::socket client, FrontProxy::Impl& proxy, std::string_view preread)
+    : client_(std::move(client)), upstream_(proxy.io), proxy_(proxy) {
+  client_buffer_.commit(
+      asio::buffer_copy(client_buffer_.prepare(preread.size()), asio::buffer(preread)));
+}
 
 void ProxySession::start() {
   connection_.emplace(proxy_.shutdown.track([weak = weak_from_this()] {
@@ -221,10 +268,24 @@ tcp::endpoint endpoint_of(const ListenAddress& address, const char* what) {
 }  // namespace
 
 FrontProxy::FrontProxy(asio::io_context& io, lifecycle::Shutdown& shutdown,
-                       const ListenAddress& listen, const ListenAddress& upstream)
-    : impl_(std::make_shared<Impl>(Impl{io, shutdown, endpoint_of(upstream, "--to"),
-                                        open_listener(io, listen.host, listen.port, "--listen")})) {
+                       const ListenAddress& listen, const ListenAddress& upstream,
+                       Duration h2_goaway_delay) {
+  tcp::endpoint app = endpoint_of(upstream, "--to");
+  impl_ = std::make_shared<Impl>(
+      io, shutdown, app, open_listener(io, listen.host, listen.port, "--listen"), h2_goaway_delay);
   lifecycle::close_when_draining(shutdown, impl_->acceptor);
+  shutdown.on_transition([weak = std::weak_ptr(impl_)](lifecycle::State state) {
+    if (state != lifecycle::State::unready) {
+      return;
+    }
+    if (auto impl = weak.lock()) {
+      asio::dispatch(impl->io, [weak] {
+        if (auto alive = weak.lock()) {
+          alive->h2.stop_signal();
+        }
+      });
+    }
+  });
   impl_->accept();
 }
 

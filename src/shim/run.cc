@@ -73,7 +73,7 @@ int Supervisor::run() {
     say(fmt::format("readiness on {}:{}", options_.ready->host, ready_->port()));
   }
   if (options_.listen && options_.upstream) {
-    proxy_.emplace(io_, shutdown_, *options_.listen, *options_.upstream);
+    proxy_.emplace(io_, shutdown_, *options_.listen, *options_.upstream, options_.h2_goaway_delay);
     say(fmt::format("proxy on {}:{} -> {}:{}", options_.listen->host, proxy_->port(),
                     options_.upstream->host, options_.upstream->port));
   }

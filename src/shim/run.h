@@ -19,6 +19,7 @@ struct RunOptions {
   std::optional<HttpUrl> app_ready;       // mirrored by the readiness endpoint while serving
   std::optional<ListenAddress> listen;    // front proxy: where clients connect
   std::optional<ListenAddress> upstream;  // front proxy: the app
+  std::chrono::nanoseconds h2_goaway_delay = std::chrono::seconds(1);  // front proxy: GOAWAY gap
 };
 
 // Runs the app as a drain-aware PID 1 until it exits. Forwards every other catchable signal to

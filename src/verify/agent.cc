@@ -1,5 +1,6 @@
 #include "verify/agent.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 namespace zerodrop::verify {
 
 using record::Micros;
+
 namespace {
 
 using Json = nlohmann::json;  // not `json`: other files of the unity build name variables so
@@ -56,6 +58,13 @@ public:
     out_ << R"({"k":"req","n":)" << n_++ << R"(,"r":)" << body << "}\n" << std::flush;
   }
 
+  // A bucket line.
+  void bucket(const BackendBucket& b) {
+    Json j = to_json(b);
+    j["k"] = "bucket";
+    line(std::move(j));
+  }
+
   uint64_t lines() const {
     std::lock_guard lock(mutex_);
     return n_;
@@ -69,6 +78,48 @@ private:
 
 // The fresh engine's request numbers start here, apart from the kept-alive engine's.
 constexpr uint64_t kFreshSeq = 1'000'000'000;
+
+// What the stream carries of each finished request: the request itself (every one, or the
+// failed ones) and, in the compact form, its share of a bucket, written once settled.
+class Records {
+public:
+  Records(Stream& stream, AgentRecords mode, Duration timeout)
+      : stream_(stream), mode_(mode), bucketer_(timeout + std::chrono::seconds(1)) {}
+
+  void add(const record::RequestRecord& r) {
+    if (mode_ == AgentRecords::all || r.failed) {
+      stream_.request(r);
+    }
+    if (mode_ == AgentRecords::all) {
+      return;
+    }
+    std::vector<BackendBucket> settled;
+    {
+      std::lock_guard lock(mutex_);
+      bucketer_.add(r);
+      now_ = std::max(now_, r.done);
+      settled = bucketer_.take(now_);
+    }
+    for (const BackendBucket& b : settled) {
+      stream_.bucket(b);
+    }
+  }
+
+  // The load has ended: every bucket still open.
+  void finish() {
+    std::lock_guard lock(mutex_);
+    for (const BackendBucket& b : bucketer_.take_all()) {
+      stream_.bucket(b);
+    }
+  }
+
+private:
+  Stream& stream_;
+  AgentRecords mode_;
+  std::mutex mutex_;
+  Bucketer bucketer_;
+  Micros now_{0};
+};
 
 }  // namespace
 
@@ -104,6 +155,7 @@ int run_agent(const AgentOptions& o, std::ostream& out) {
   options.targets = {{"GET", target}};
   options.duration = o.duration;
   Stream stream(out);
+  Records records(stream, o.records, options.timeout);
   // With keep-alive and a fresh share, the new connections run as an engine of their own beside
   // the kept-alive pool: closing pool connections would end the long-lived ones a stale
   // keep-alive needs. It starts once the main engine has, and its records move onto that t = 0.
@@ -138,6 +190,7 @@ int run_agent(const AgentOptions& o, std::ostream& out) {
                  {"count", o.count},
                  {"target", target},
                  {"rate", o.load.rate},
+                 {"records", o.records == AgentRecords::all ? "all" : "failed"},
                  {"wall_us", wall_us(wall)},
                  {"version", std::string(base::version())}});
     if (split) {
@@ -162,13 +215,13 @@ int run_agent(const AgentOptions& o, std::ostream& out) {
     }
     if (!r.backend.empty() || last.empty()) {
       lock.unlock();
-      stream.request(r);
+      records.add(r);
       return;
     }
     record::RequestRecord named = r;
     named.backend = last;
     lock.unlock();
-    stream.request(named);
+    records.add(named);
   };
   fresh_hooks.on_record = [&](const record::RequestRecord& r) {
     record::RequestRecord moved = r;
@@ -190,6 +243,7 @@ int run_agent(const AgentOptions& o, std::ostream& out) {
   if (fresh_error) {
     std::rethrow_exception(fresh_error);
   }
+  records.finish();
   s.requests += fresh_summary.requests;
   s.ok += fresh_summary.ok;
   s.failed += fresh_summary.failed;
@@ -220,6 +274,12 @@ std::optional<AgentLine> parse_agent_line(std::string_view text) {
       throw Error(fmt::format("agent line {}: a req line without its request", line.n));
     }
     line.request = record::read_request(j["r"]);
+  } else if (line.kind == "bucket") {
+    try {
+      line.bucket = bucket_from_json(j);
+    } catch (const Error& e) {
+      throw Error(fmt::format("agent line {}: {}", line.n, e.what()));
+    }
   }
   line.body = std::move(j);
   return line;

@@ -15,6 +15,7 @@
 #include "base/duration.h"
 #include "load/load.h"
 #include "record/run_record.h"
+#include "verify/agent_buckets.h"
 
 namespace zerodrop::verify {
 
@@ -31,6 +32,7 @@ struct AgentOptions {
   std::string node;                              // $NODE_NAME
   int index = 0;                                 // $JOB_COMPLETION_INDEX
   int count = 1;
+  AgentRecords records = AgentRecords::failed;
   const std::atomic<bool>* stop = nullptr;  // SIGTERM: finish in-flight requests, then bye
 };
 
@@ -40,9 +42,11 @@ std::string agent_target(const AgentOptions& options,
                          const std::function<const char*(const char*)>& env);
 
 // Runs the load and writes the stream to `out`, one JSON object a line, each with "k" (kind)
-// and "n" (its line number from 0): hello (pod, node, index/count, target, rate, wall_us = the
-// wall-clock time of the load's t = 0), req (one request in requests.ndjson's form, times from
-// t = 0) for every request, summary, bye (the line count). Returns the exit code.
+// and "n" (its line number from 0): hello (pod, node, index/count, target, rate, records,
+// wall_us = the wall-clock time of the load's t = 0), req (one request in requests.ndjson's form,
+// times from t = 0) for every failed request (every request with AgentRecords::all), bucket (one
+// backend's 100 ms, AgentRecords::failed only), summary, bye (the line count). Returns the exit
+// code.
 int run_agent(const AgentOptions& options, std::ostream& out);
 
 // One line of an agent stream, as verify reads it.
@@ -51,10 +55,11 @@ struct AgentLine {
   uint64_t n = 0;
   nlohmann::json body;                           // the whole line
   std::optional<record::RequestRecord> request;  // kind "req"
+  std::optional<BackendBucket> bucket;           // kind "bucket"
 };
 
 // Parses one stream line; nullopt for text that is not one (a runtime's own words in the log).
-// Throws Error for a req line whose request is malformed.
+// Throws Error for a req or bucket line whose content is malformed.
 std::optional<AgentLine> parse_agent_line(std::string_view line);
 
 }  // namespace zerodrop::verify

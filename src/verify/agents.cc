@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "base/parse.h"
 #include "verify/agent.h"
+#include "verify/anchor.h"
 #include "verify/watch.h"
 
 namespace zerodrop::verify {
@@ -42,6 +43,10 @@ Json agent_container(const AgentJob& j) {
                                    "--duration",
                                    seconds_arg(j.deadline),
                                    j.keepalive ? "--keepalive" : "--no-keepalive"};
+  if (j.records == AgentRecords::all) {
+    args.push_back("--records");
+    args.push_back("all");
+  }
   if (j.fresh_share > 0) {
     args.push_back("--fresh");
     args.push_back(fmt::format("{}%", j.fresh_share * 100));
@@ -83,9 +88,7 @@ std::string new_run_id() {
 }
 
 Json agent_job_manifest(const AgentJob& j) {
-  Json labels = {{"app.kubernetes.io/managed-by", "zerodrop"},
-                 {"app.kubernetes.io/name", "zerodrop-verify-agent"},
-                 {"zerodrop.dev/run", j.run_id}};
+  Json labels = run_labels(j.run_id, "zerodrop-verify-agent");
   Json same_run = {{"matchLabels", {{"zerodrop.dev/run", j.run_id}}}};
   Json pod = {{"restartPolicy", "Never"},
               {"automountServiceAccountToken", false},
@@ -109,9 +112,13 @@ Json agent_job_manifest(const AgentJob& j) {
                                                      {"labelSelector", same_run}}});
   }
   auto deadline = std::chrono::ceil<std::chrono::seconds>(j.deadline).count();
+  Json metadata = {{"name", j.name()}, {"namespace", j.namespace_name}, {"labels", labels}};
+  if (!j.owner.is_null()) {
+    metadata["ownerReferences"] = Json::array({j.owner});
+  }
   return {{"apiVersion", "batch/v1"},
           {"kind", "Job"},
-          {"metadata", {{"name", j.name()}, {"namespace", j.namespace_name}, {"labels", labels}}},
+          {"metadata", metadata},
           {"spec",
            {{"completionMode", "Indexed"},
             {"completions", j.count},
@@ -123,11 +130,12 @@ Json agent_job_manifest(const AgentJob& j) {
 }
 
 struct Agents::Follow {
+  Follow(std::string pod_name, std::string node_name, const AgentSink& sink)
+      : pod(pod_name), node(node_name), stream(std::move(pod_name), std::move(node_name), sink) {}
+
   std::string pod;
   std::string node;
-  std::optional<AgentHello> hello;
-  uint64_t next = 0;  // the line number expected next
-  bool bye = false;
+  AgentStream stream;
   std::atomic<bool> ended{false};
   Cancel cancel;
   std::thread thread;
@@ -189,9 +197,7 @@ void Agents::discover() {
         continue;
       }
       if (follows_.count(name) == 0) {
-        auto f = std::make_unique<Follow>();
-        f->pod = name;
-        f->node = node;
+        auto f = std::make_unique<Follow>(name, node, sink_);
         Follow* raw = f.get();
         follows_[name] = std::move(f);
         raw->thread = std::thread([this, raw] { follow(*raw); });
@@ -208,14 +214,18 @@ void Agents::discover() {
 void Agents::follow(Follow& f) {
   std::string target =
       fmt::format("/api/v1/namespaces/{}/pods/{}/log?follow=true", job_.namespace_name, f.pod);
-  for (int attempt = 0; attempt < kFollowAttempts && !f.bye && !f.cancel.cancelled(); ++attempt) {
+  for (int attempt = 0; attempt < kFollowAttempts && !f.stream.said_bye() && !f.cancel.cancelled();
+       ++attempt) {
     LineDecoder decoder;
     try {
       ApiResponse r = client_.stream(
           target,
           [&](std::string_view data) {
             for (const std::string& line : decoder.feed(data)) {
-              on_line(f, line);
+              if (f.stream.feed(line)) {
+                std::lock_guard lock(mutex_);
+                ++ready_;
+              }
             }
             return true;
           },
@@ -226,48 +236,56 @@ void Agents::follow(Follow& f) {
     } catch (const Error& e) {
       sink_.on_note(fmt::format("agent {}: its log: {}", f.pod, e.what()));
     }
-    if (!f.bye && !f.cancel.cancelled()) {
+    if (!f.stream.said_bye() && !f.cancel.cancelled()) {
       std::this_thread::sleep_for(200ms);
     }
   }
-  if (!f.bye && !f.cancel.cancelled()) {
+  if (!f.stream.said_bye() && !f.cancel.cancelled()) {
     sink_.on_note(
         fmt::format("agent {} on {}: its log ended at line {} without bye: its "
                     "records after that are missing",
-                    f.pod, f.node, f.next));
+                    f.pod, f.node, f.stream.next()));
   }
   f.ended.store(true);
 }
 
-void Agents::on_line(Follow& f, const std::string& text) {
+bool AgentStream::feed(const std::string& text) {
   std::optional<AgentLine> line;
   try {
     line = parse_agent_line(text);
   } catch (const Error& e) {
-    sink_.on_note(fmt::format("agent {}: {}", f.pod, e.what()));
-    return;
+    sink_.on_note(fmt::format("agent {}: {}", pod_, e.what()));
+    return false;
   }
-  if (!line || line->n < f.next) {
-    return;  // the runtime's own words, or a line read before a resumed follow
+  if (!line || line->n < next_) {
+    return false;  // the runtime's own words, or a line read before a resumed follow
   }
-  if (line->n > f.next) {
-    sink_.on_note(fmt::format("agent {} on {}: lines {}-{} of its stream are missing", f.pod,
-                              f.node, f.next, line->n - 1));
+  if (line->n > next_) {
+    sink_.on_note(fmt::format("agent {} on {}: lines {}-{} of its stream are missing", pod_, node_,
+                              next_, line->n - 1));
   }
-  f.next = line->n + 1;
+  next_ = line->n + 1;
   if (line->kind == "hello") {
-    AgentHello h{f.pod, line->body.value("node", f.node), line->body.value("index", 0),
+    AgentHello h{pod_, line->body.value("node", node_), line->body.value("index", 0),
                  line->body.value("wall_us", int64_t{0})};
-    h.node = h.node.empty() ? f.node : h.node;
-    f.hello = h;
+    h.node = h.node.empty() ? node_ : h.node;
+    h.records =
+        line->body.value("records", "all") == "failed" ? AgentRecords::failed : AgentRecords::all;
+    hello_ = h;
     sink_.on_hello(h);
-    std::lock_guard lock(mutex_);
-    ++ready_;
-  } else if (line->kind == "req" && f.hello) {
-    sink_.on_request(*f.hello, std::move(*line->request));
-  } else if (line->kind == "bye") {
-    f.bye = true;
+    return true;
   }
+  if (line->kind == "req" && hello_) {
+    sink_.on_request(*hello_, std::move(*line->request));
+  } else if (line->kind == "bucket" && hello_) {
+    sink_.on_bucket(*hello_, *line->bucket);
+  } else if (line->kind == "summary" && hello_ && sink_.on_summary) {
+    sink_.on_summary(*hello_, {line->body.value("requests", uint64_t{0}),
+                               line->body.value("failed", uint64_t{0})});
+  } else if (line->kind == "bye") {
+    bye_ = true;
+  }
+  return false;
 }
 
 void Agents::stop(Duration drain) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -15,6 +16,7 @@
 
 #include "base/duration.h"
 #include "record/run_record.h"
+#include "verify/agent_buckets.h"
 #include "verify/api_client.h"
 
 namespace zerodrop::verify {
@@ -34,7 +36,9 @@ struct AgentJob {
   std::string backend_header = "X-Pod-Name";
   std::vector<std::pair<std::string, std::string>> headers;
   std::string path = "/";
+  AgentRecords records = AgentRecords::failed;
   Duration deadline = std::chrono::minutes(15);  // activeDeadlineSeconds and each agent's stop
+  nlohmann::json owner;                          // the run's anchor's ownerReference (null: none)
 
   std::string name() const { return "zerodrop-verify-" + run_id; }
 };
@@ -42,7 +46,7 @@ struct AgentJob {
 // The batch/v1 Job manifest: completionMode Indexed, completions = parallelism = count,
 // backoffLimit 0, activeDeadlineSeconds, ttlSecondsAfterFinished; pods that pass PodSecurity
 // "restricted", with the downward API's POD_NAME and NODE_NAME, running
-// `/zerodrop verify-agent --service …`.
+// `/zerodrop verify-agent --service …`; owned by the run's anchor when `owner` is set.
 nlohmann::json agent_job_manifest(const AgentJob& job);
 
 // An agent as its hello line introduced it.
@@ -50,14 +54,47 @@ struct AgentHello {
   std::string pod;
   std::string node;
   int index = 0;
-  int64_t wall_us = 0;  // the wall-clock time of the agent's t = 0
+  int64_t wall_us = 0;                       // the wall-clock time of the agent's t = 0
+  AgentRecords records = AgentRecords::all;  // what its stream carries (older agents: all)
+};
+
+// An agent's summary line: its own count of the requests it finished.
+struct AgentSummary {
+  uint64_t requests = 0;
+  uint64_t failed = 0;
 };
 
 // What the agents' streams deliver, from their follow threads (the callee locks).
 struct AgentSink {
   std::function<void(const AgentHello&)> on_hello;
   std::function<void(const AgentHello&, record::RequestRecord)> on_request;
+  std::function<void(const AgentHello&, const BackendBucket&)> on_bucket;
+  std::function<void(const AgentHello&, const AgentSummary&)> on_summary;
   std::function<void(const std::string&)> on_note;
+};
+
+// One agent's stream as verify reads it: each line handed to the sink once, in the order of its
+// number; a line seen before (a resumed follow) is skipped, a gap in the numbers is said as a
+// note naming the missing lines. Not thread-safe: one follow thread feeds it.
+class AgentStream {
+public:
+  AgentStream(std::string pod, std::string node, const AgentSink& sink)
+      : pod_(std::move(pod)), node_(std::move(node)), sink_(sink) {}
+
+  // Reads one line of the log. Returns true when it was the agent's hello.
+  bool feed(const std::string& text);
+
+  bool said_bye() const { return bye_; }
+
+  uint64_t next() const { return next_; }
+
+private:
+  std::string pod_;
+  std::string node_;
+  const AgentSink& sink_;
+  std::optional<AgentHello> hello_;
+  uint64_t next_ = 0;  // the line number expected next
+  bool bye_ = false;
 };
 
 // verify's agents: creates their Job, follows each agent pod's log (pods/log?follow=true) as the
@@ -82,7 +119,6 @@ private:
   struct Follow;
   void discover();
   void follow(Follow& f);
-  void on_line(Follow& f, const std::string& line);
 
   const ApiClient& client_;
   AgentJob job_;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <ctime>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -175,6 +176,15 @@ std::string error_text(const ApiResponse& response) {
     return fmt::format("HTTP {}", response.status);
   }
   return line.size() > 300 ? line.substr(0, 300) + "…" : line;
+}
+
+std::string rfc3339_now() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
 }
 
 std::string query_escape(std::string_view value) {

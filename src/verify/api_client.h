@@ -66,4 +66,8 @@ std::string error_text(const ApiResponse& response);
 // Percent-encodes a query value (label selectors hold '=' and ',').
 std::string query_escape(std::string_view value);
 
+// Now as the API server writes a time (RFC 3339, UTC, whole seconds): annotations and data verify
+// writes into the objects it creates or patches.
+std::string rfc3339_now();
+
 }  // namespace zerodrop::verify

@@ -34,14 +34,27 @@ Micros routed_by(const RequestRecord& r) {
   return r.sent.value_or(r.done);
 }
 
+// How many of sample `s` surely came after `t`: all when its span starts after `t`, else the one
+// known to be at its end.
+uint64_t surely_after(const FreshSample& s, Micros t) {
+  if (s.intended <= t) {
+    return 0;
+  }
+  return s.from && *s.from < t ? 1 : s.count;
+}
+
+bool overlaps(const FreshSample& s, Micros lo, Micros hi) {
+  return s.intended >= lo && s.from.value_or(s.intended) <= hi;
+}
+
 std::optional<NodeUpdate> estimate(const std::string& node, const std::string& pod, Micros deleted,
-                                   const std::vector<const RequestRecord*>& fresh, double error) {
-  const RequestRecord* last_hit = nullptr;
+                                   const std::vector<FreshSample>& fresh, double error) {
+  const FreshSample* last_hit = nullptr;
   NodeUpdate u{node, pod, deleted};
-  for (const RequestRecord* r : fresh) {
-    if (r->backend == pod) {
-      last_hit = r;
-      u.hits += r->intended >= deleted ? 1 : 0;
+  for (const FreshSample& s : fresh) {
+    if (s.backend == pod) {
+      last_hit = &s;
+      u.hits += static_cast<int>(surely_after(s, deleted - Micros(1)));
     }
   }
   if (last_hit == nullptr) {
@@ -49,9 +62,9 @@ std::optional<NodeUpdate> estimate(const std::string& node, const std::string& p
   }
   u.lo = last_hit->intended;  // the router chose the pod after this instant
   std::set<std::string> seen;
-  for (const RequestRecord* r : fresh) {
-    if (r->intended + kBackendWindow >= u.lo && r->intended <= u.lo + kBackendWindow) {
-      seen.insert(r->backend);
+  for (const FreshSample& s : fresh) {
+    if (overlaps(s, u.lo - kBackendWindow, u.lo + kBackendWindow)) {
+      seen.insert(s.backend);
     }
   }
   if (seen.size() < 2) {
@@ -62,9 +75,10 @@ std::optional<NodeUpdate> estimate(const std::string& node, const std::string& p
   // (its requests failed unnamed), and a larger rotation needs more misses.
   u.backends = static_cast<int>(seen.size()) + 1;
   int needed = misses_needed(u.backends, error);
-  for (const RequestRecord* r : fresh) {
-    if (r->intended > u.lo && ++u.misses == needed) {
-      u.hi = routed_by(*r);
+  for (const FreshSample& s : fresh) {
+    u.misses += static_cast<int>(std::min<uint64_t>(surely_after(s, u.lo), needed - u.misses));
+    if (u.misses == needed) {
+      u.hi = s.routed;
       break;
     }
   }
@@ -75,16 +89,29 @@ std::optional<NodeUpdate> estimate(const std::string& node, const std::string& p
 
 std::vector<NodeUpdate> estimate_updates(const std::vector<record::Event>& events,
                                          const std::vector<RequestRecord>& requests, double error) {
-  std::map<std::string, std::vector<const RequestRecord*>> fresh;  // by node, in intended order
+  return estimate_updates(events, requests, {}, error);
+}
+
+std::vector<NodeUpdate> estimate_updates(
+    const std::vector<record::Event>& events, const std::vector<RequestRecord>& requests,
+    const std::map<std::string, std::vector<BackendBucket>>& buckets, double error) {
+  std::map<std::string, std::vector<FreshSample>> fresh;  // by node, in intended order
   for (const RequestRecord& r : requests) {
     if (r.router.rfind("node/", 0) == 0 && r.connection == record::Connection::fresh
         && !r.backend.empty()) {
-      fresh[r.router].push_back(&r);
+      fresh[r.router].push_back({r.intended, routed_by(r), r.backend});
+    }
+  }
+  for (const auto& [node, list] : buckets) {
+    for (const BackendBucket& b : list) {
+      for (FreshSample& s : fresh_samples(b)) {
+        fresh[node].push_back(std::move(s));
+      }
     }
   }
   for (auto& [node, list] : fresh) {
     std::stable_sort(list.begin(), list.end(),
-                     [](const auto* a, const auto* b) { return a->intended < b->intended; });
+                     [](const auto& a, const auto& b) { return a.intended < b.intended; });
   }
   std::vector<NodeUpdate> out;
   for (const record::Event& e : events) {
@@ -108,6 +135,7 @@ size_t apply_updates(const std::vector<NodeUpdate>& updates, std::vector<record:
     if (u.hi) {
       record::Event e;
       e.t = *u.hi;
+      e.t_min = u.lo;
       e.kind = record::EventKind::router_applied;
       e.router = u.node;
       e.pod = u.pod;

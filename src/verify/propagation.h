@@ -1,11 +1,13 @@
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "record/run_folder.h"
 #include "record/run_record.h"
+#include "verify/agent_buckets.h"
 
 namespace zerodrop::verify {
 
@@ -30,6 +32,14 @@ struct NodeUpdate {
 std::vector<NodeUpdate> estimate_updates(const std::vector<record::Event>& events,
                                          const std::vector<record::RequestRecord>& requests,
                                          double error = 0.001);
+
+// The same from per-request records and agents' buckets (by router: "node/NAME") together: a
+// bucket gives its first and last fresh success exactly, so `lo` is the same as from the
+// requests; its misses count from the bucket after `lo`'s on (fewer, so `hi` is as late or
+// later: still an upper bound).
+std::vector<NodeUpdate> estimate_updates(
+    const std::vector<record::Event>& events, const std::vector<record::RequestRecord>& requests,
+    const std::map<std::string, std::vector<BackendBucket>>& buckets, double error = 0.001);
 
 // What the bounded updates tell the diagnosis, appended to `events` (not in time order) and set
 // on `requests`:

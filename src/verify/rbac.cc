@@ -27,10 +27,12 @@ std::vector<Permission> needed_permissions(Action action, AgentMode agents) {
       {"", "events", "list"},
       {"", "events", "watch"},
   };
-  if (action == Action::restart) {
+  if (action != Action::watch) {
     needed.push_back({"apps", "deployments", "patch"});
   }
   if (agents != AgentMode::none) {
+    needed.push_back({"", "configmaps", "create"});  // the run's anchor
+    needed.push_back({"", "configmaps", "delete"});
     needed.push_back({"batch", "jobs", "create"});
     needed.push_back({"batch", "jobs", "delete"});
     needed.push_back({"", "pods/log", "get"});
@@ -42,7 +44,12 @@ std::string role_yaml(const std::string& namespace_name, Action action, AgentMod
   // Group the verbs per (group, resource), in the order first needed.
   std::vector<std::pair<std::string, std::string>> order;
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> verbs;
-  for (const Permission& p : needed_permissions(action, agents)) {
+  std::vector<Permission> all = needed_permissions(action, agents);
+  if (agents != AgentMode::none) {  // --cleanup finds a crashed run's objects by label
+    all.push_back({"", "configmaps", "list"});
+    all.push_back({"batch", "jobs", "list"});
+  }
+  for (const Permission& p : all) {
     auto key = std::make_pair(p.group, p.resource);
     if (!verbs.contains(key)) {
       order.push_back(key);

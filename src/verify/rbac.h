@@ -16,17 +16,24 @@ struct Permission {
   std::string text() const;  // "deployments.apps patch", "pods watch"
 };
 
-enum class Action { restart, watch };
+enum class Action { restart, set_image, watch };
+
+// --action set-image CONTAINER=IMAGE.
+struct SetImage {
+  std::string container;
+  std::string image;
+};
 
 // Where verify's load runs: from this machine only (--url), or also from agents in the
 // cluster: one per node (per-node) or a fixed number.
 enum class AgentMode { none, per_node, count };
 
-// What verify needs in the target namespace for `action` (patch only to restart) and its agents
+// What verify needs in the target namespace for `action` (patch unless it watches) and its agents
 // (their Job, and pods/log to follow them). Listing nodes (per-node) is asked, not required.
 std::vector<Permission> needed_permissions(Action action, AgentMode agents = AgentMode::none);
 
-// The Role (and a RoleBinding to fill in) a user needs, as YAML for kubectl apply.
+// The Role (and a RoleBinding to fill in) a user needs, as YAML for kubectl apply; with agents
+// also what --cleanup lists (configmaps and jobs).
 std::string role_yaml(const std::string& namespace_name, Action action,
                       AgentMode agents = AgentMode::none);
 

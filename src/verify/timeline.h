@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <string>
@@ -15,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "base/duration.h"
+#include "base/error.h"
 #include "record/run_folder.h"
 #include "record/run_record.h"
 #include "verify/agents.h"
@@ -39,7 +41,8 @@ inline Event api_event(Micros t, EventKind kind, std::string detail) {
 class Timeline {
 public:
   Timeline(const record::RunFolder& folder, PodTemplate pod_template)
-      : start_(Clock::now()),
+      : folder_(folder),
+        start_(Clock::now()),
         wall_start_(std::chrono::system_clock::now()),
         writer_(folder, record::Traffic::requests),
         observer_(pod_template) {}
@@ -104,7 +107,50 @@ public:
       }
     }
     r.router = "node/" + h.node;
+    Tally& tally = tallies_[h.pod];
+    ++tally.lines;
+    tally.failed_lines += r.failed ? 1 : 0;
     requests_.push_back(std::move(r));
+  }
+
+  // An agent's bucket, moved onto this clock and merged with the other parts of it.
+  void agent_bucket(const AgentHello& h, BackendBucket b) {
+    std::lock_guard lock(mutex_);
+    Micros offset = agents_[h.pod].second;
+    b.start += offset;
+    for (auto* t : {&b.fresh_first, &b.fresh_last}) {
+      if (*t) {
+        (*t)->intended += offset;
+        (*t)->routed += offset;
+      }
+    }
+    Tally& tally = tallies_[h.pod];
+    tally.bucketed += b.requests();
+    tally.bucketed_failed += b.failed[0] + b.failed[1];
+    auto [it, added] = buckets_["node/" + h.node].try_emplace({b.start.count(), b.backend}, b);
+    if (!added) {
+      it->second.merge(b);
+    }
+  }
+
+  // An agent's own count at its end, checked against what its stream delivered.
+  void agent_summary(const AgentHello& h, const AgentSummary& s) {
+    std::string text;
+    {
+      std::lock_guard lock(mutex_);
+      const Tally& t = tallies_[h.pod];
+      bool buckets = h.records == AgentRecords::failed;
+      uint64_t requests = buckets ? t.bucketed : t.lines;
+      uint64_t failed = buckets ? t.bucketed_failed : t.failed_lines;
+      text = requests == s.requests && failed == s.failed && t.failed_lines == failed
+                 ? fmt::format("agent {}: {} requests, {} failed; its stream delivered each", h.pod,
+                               s.requests, s.failed)
+                 : fmt::format(
+                     "agent {}: {} requests, {} failed by its own count; its stream "
+                     "delivered {}, {} failed ({} failure lines)",
+                     h.pod, s.requests, s.failed, requests, failed, t.failed_lines);
+    }
+    note(text);
   }
 
   // Each node's update of each deleted pod as finish() estimated it.
@@ -140,7 +186,15 @@ public:
     }
     // Each node's update of each deleted pod, bounded from its agent's traffic, tells the
     // diagnosis when the node had surely dropped it.
-    updates_ = estimate_updates(events_, requests_);
+    std::map<std::string, std::vector<BackendBucket>> buckets;
+    std::vector<BackendBucket> all;
+    for (const auto& [router, parts] : buckets_) {
+      for (const auto& [key, b] : parts) {
+        buckets[router].push_back(b);
+        all.push_back(b);
+      }
+    }
+    updates_ = estimate_updates(events_, requests_, buckets);
     std::vector<Event> inferred;
     size_t unknown = apply_updates(updates_, inferred, requests_);
     for (Event& e : inferred) {
@@ -160,15 +214,41 @@ public:
     writer_.close();
     run.events = events_;
     run.requests = std::move(requests_);
+    run.buckets = ok_time_buckets(all);
+    write_buckets(run.buckets);
     return run;
   }
 
 private:
+  // What verify counted of each agent's requests: req lines, and the requests in its buckets.
+  struct Tally {
+    uint64_t lines = 0;
+    uint64_t failed_lines = 0;
+    uint64_t bucketed = 0;
+    uint64_t bucketed_failed = 0;
+  };
+
+  // buckets.ndjson beside requests.ndjson: the agents' successes as counts.
+  void write_buckets(const std::vector<record::TimeBucket>& buckets) {
+    if (buckets.empty()) {
+      return;
+    }
+    std::ofstream out(folder_.buckets());
+    for (const record::TimeBucket& b : buckets) {
+      record::write_ndjson(out, b);
+    }
+    out.close();
+    if (!out) {
+      throw Error(fmt::format("cannot write {}", folder_.buckets()));
+    }
+  }
+
   void add_locked(Event e) {
     writer_.write(e);
     events_.push_back(std::move(e));
   }
 
+  record::RunFolder folder_;
   Clock::time_point start_;
   std::chrono::system_clock::time_point wall_start_;
   std::mutex mutex_;
@@ -178,6 +258,9 @@ private:
   std::vector<record::RequestRecord> requests_;
   std::map<std::string, std::pair<std::string, Micros>> agents_;  // pod -> node, clock offset
   std::vector<NodeUpdate> updates_;
+  // By router, then by (start µs, backend): the agents' buckets, their parts merged.
+  std::map<std::string, std::map<std::pair<int64_t, std::string>, BackendBucket>> buckets_;
+  std::map<std::string, Tally> tallies_;  // by agent pod
 };
 
 }  // namespace zerodrop::verify

@@ -17,7 +17,11 @@
 
 #include "base/error.h"
 #include "base/exit_code.h"
+#include "verify/action.h"
+#include "verify/anchor.h"
 #include "verify/api_client.h"
+#include "verify/base_record.h"
+#include "verify/dry_run.h"
 #include "verify/observer.h"
 #include "verify/preflight.h"
 #include "verify/propagation.h"
@@ -145,35 +149,6 @@ private:
   std::string error_;
 };
 
-std::string rfc3339_now() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
-
-// kubectl rollout restart's patch: a new annotation on the pod template.
-void restart(const ApiClient& client, const Options& o, Timeline& timeline) {
-  std::string at = rfc3339_now();
-  nlohmann::json patch;
-  patch["spec"]["template"]["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"] = at;
-  std::string body = patch.dump();
-  Micros sent = timeline.now();
-  ApiResponse response = client.request(
-      Method::patch,
-      fmt::format("/apis/apps/v1/namespaces/{}/deployments/{}?fieldManager=zerodrop-verify",
-                  o.namespace_name, o.deployment),
-      body, "application/strategic-merge-patch+json");
-  if (!response.ok()) {
-    throw Error(fmt::format("cannot restart deploy/{}: {}", o.deployment, error_text(response)));
-  }
-  timeline.add(api_event(sent, EventKind::rollout_started,
-                         fmt::format("verify patched restartedAt={} (answered after {})", at,
-                                     format_duration(timeline.now() - sent))));
-}
-
 // What ends a wait early: an interrupt, or the proxy's death (every watch would stall).
 class Guard {
 public:
@@ -229,9 +204,9 @@ Ending drive(const ApiClient& client, const Options& o, Timeline& timeline, Guar
   if (guard.stop()) {
     return cut_short(guard);
   }
-  if (o.action == Action::restart) {
+  if (o.action != Action::watch) {
     mark_old_pods(timeline);
-    restart(client, o, timeline);
+    act(client, o, timeline);
   } else {
     std::cerr << "zerodrop: verify: waiting for a rollout of deploy/" << o.deployment << "\n";
     bool changed = wait_for(guard, o.rollout_timeout, [&] {
@@ -258,10 +233,11 @@ Ending drive(const ApiClient& client, const Options& o, Timeline& timeline, Guar
   return guard.stop() ? cut_short(guard) : Ending::finished;
 }
 
-// How many agents: one per node (the nodes the API lists, at most --max-nodes), or --agents K.
-int agent_count(const ApiClient& client, const Options& o, Timeline& timeline) {
+// How many agents: one per node (the nodes the API lists, at most --max-nodes), or --agents K;
+// and a note when --max-nodes left nodes out.
+std::pair<int, std::string> agent_count(const ApiClient& client, const Options& o) {
   if (o.agents == AgentMode::count) {
-    return o.agent_count;
+    return {o.agent_count, ""};
   }
   ApiResponse r = client.get("/api/v1/nodes");
   if (!r.ok()) {
@@ -272,24 +248,19 @@ int agent_count(const ApiClient& client, const Options& o, Timeline& timeline) {
   }
   auto nodes = static_cast<int>(
       nlohmann::json::parse(r.body).value("items", nlohmann::json::array()).size());
-  if (nodes > o.max_nodes) {
-    timeline.note(fmt::format("{} nodes: agents on {} of them (--max-nodes)", nodes, o.max_nodes));
-  }
-  return std::max(1, std::min(nodes, o.max_nodes));
+  std::string note = nodes > o.max_nodes ? fmt::format(
+                         "{} nodes: agents on {} of them (--max-nodes)", nodes, o.max_nodes)
+                                         : "";
+  return {std::max(1, std::min(nodes, o.max_nodes)), note};
 }
 
-// Creates the agents' Job and waits until every agent is loading (else Error: what keeps them;
-// the Job is deleted on the way out).
-std::unique_ptr<Agents> start_agents(const ApiClient& client, const Options& o,
-                                     const Target& target, Timeline& timeline, Guard& guard) {
-  if (o.agents == AgentMode::none) {
-    return nullptr;
-  }
+// The agents' Job of a new run (its owner is set once the anchor exists).
+AgentJob agent_job(const Options& o, const Target& target, int count) {
   AgentJob job;
   job.namespace_name = o.namespace_name;
   job.run_id = new_run_id();
   job.image = o.agent_image;
-  job.count = agent_count(client, o, timeline);
+  job.count = count;
   job.per_node = o.agents == AgentMode::per_node;
   job.service = target.service;
   job.rate = o.load.rate / job.count;
@@ -299,13 +270,27 @@ std::unique_ptr<Agents> start_agents(const ApiClient& client, const Options& o,
   job.backend_header = o.load.backend_header;
   job.headers = o.load.headers;
   job.path = o.agent_path;
+  job.records = o.agent_records;
   job.deadline = o.warmup + o.rollout_timeout + o.tail + o.agent_ready_timeout;
+  return job;
+}
+
+// Creates the agents' Job and waits until every agent is loading (else Error: what keeps them;
+// the Job is deleted on the way out).
+std::unique_ptr<Agents> start_agents(const ApiClient& client, const Options& o, const AgentJob& job,
+                                     Timeline& timeline, Guard& guard) {
   AgentSink sink;
   sink.on_hello = [&timeline](const AgentHello& h) {
     timeline.agent_hello(h);
   };
   sink.on_request = [&timeline](const AgentHello& h, record::RequestRecord r) {
     timeline.agent_request(h, std::move(r));
+  };
+  sink.on_bucket = [&timeline](const AgentHello& h, const BackendBucket& b) {
+    timeline.agent_bucket(h, b);
+  };
+  sink.on_summary = [&timeline](const AgentHello& h, const AgentSummary& s) {
+    timeline.agent_summary(h, s);
   };
   sink.on_note = [&timeline](const std::string& text) {
     timeline.note(text);
@@ -323,46 +308,6 @@ std::unique_ptr<Agents> start_agents(const ApiClient& client, const Options& o,
                             job.count, format_duration(o.agent_ready_timeout), why));
   }
   return agents;
-}
-
-std::string make_folder(const std::string& out) {
-  if (!out.empty()) {
-    return out;
-  }
-  std::string pattern = "/tmp/zerodrop-verify-run.XXXXXX";
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    throw Error("cannot create a run folder under /tmp");
-  }
-  return pattern;
-}
-
-record::RunRecord base_record(const Options& o, const Target& target,
-                              const std::vector<std::string>& agent_nodes) {
-  record::RunRecord run;
-  run.engine = "verify";
-  run.scenario = target.scenario;
-  auto& extra = run.scenario.extra;
-  extra["namespace"] = o.namespace_name;
-  extra["deployment"] = o.deployment;
-  extra["service"] = target.service;
-  extra["server_version"] = target.server_version;
-  std::string urls;
-  for (const std::string& u : o.urls) {
-    urls += (urls.empty() ? "" : " ") + u;
-  }
-  extra["urls"] = urls;
-  std::string routers = urls.empty() ? "" : "edge: the --url load from this machine";
-  for (const std::string& node : agent_nodes) {
-    routers +=
-        fmt::format("{}node/{}: the agent on node {}", routers.empty() ? "" : "; ", node, node);
-  }
-  extra["routers"] = routers;
-  if (o.agents != AgentMode::none) {
-    extra["agents"] = fmt::format("{} ({})", agent_nodes.size(),
-                                  o.agents == AgentMode::per_node ? "one per node" : "--agents");
-    extra["agent_image"] = o.agent_image;
-  }
-  return run;
 }
 
 }  // namespace
@@ -413,16 +358,46 @@ int run(const Options& o, const Finish& finish) {
     std::cerr << "zerodrop: warning: audit of the live deploy/" << o.deployment << ": " << w
               << "\n";
   }
-  record::RunFolder folder(make_folder(o.out));
+  if (o.action == Action::set_image) {
+    check_set_image(o, target);
+  }
+  std::optional<AgentJob> job;
+  std::string capped;
+  if (o.agents != AgentMode::none) {
+    auto [count, note] = agent_count(client, o);
+    job = agent_job(o, target, count);
+    capped = note;
+  }
+  if (o.dry_run) {
+    print_dry_run(std::cout, o, target, job);
+    return to_int(ExitCode::ok);
+  }
+  record::RunFolder folder(make_run_folder(o.out));
   Timeline timeline(folder, target.pod_template);
+  if (!capped.empty()) {
+    timeline.note(capped);
+  }
   Ending ending;
   std::string load_error;
   std::vector<std::string> agent_nodes;
+  std::string kept;
   {
     Watches watches(client, o, target, timeline);
     Guard guard(o, proxy);
-    // The agents first: they must all be loading before the warm-up counts.
-    std::unique_ptr<Agents> agents = start_agents(client, o, target, timeline, guard);
+    // The anchor first: every object of the run is owned by it, so deleting it (on the way out,
+    // or --cleanup after a crash) removes them all.
+    std::unique_ptr<Anchor> anchor;
+    std::unique_ptr<Agents> agents;
+    if (job) {
+      anchor = std::make_unique<Anchor>(client, o.namespace_name, job->run_id, o.deployment);
+      if (o.keep) {
+        anchor->keep();
+        kept = anchor->name();
+      }
+      job->owner = anchor->owner_reference();
+      // The agents next: they must all be loading before the warm-up counts.
+      agents = start_agents(client, o, *job, timeline, guard);
+    }
     std::unique_ptr<Load> load;
     if (!o.urls.empty()) {
       load = std::make_unique<Load>(o, timeline);
@@ -439,6 +414,12 @@ int run(const Options& o, const Finish& finish) {
       agents->stop(o.load.timeout + std::chrono::seconds(15));
       agent_nodes = timeline.agent_nodes();
     }
+  }
+  if (!kept.empty()) {
+    std::cerr << fmt::format(
+        "zerodrop: verify: kept configmap/{} and the Job it owns (--keep); 'zerodrop verify "
+        "--cleanup -n {}' or 'kubectl delete configmap {} -n {}' removes them\n",
+        kept, o.namespace_name, kept, o.namespace_name);
   }
   if (!load_error.empty()) {
     throw Error(load_error);
@@ -467,6 +448,19 @@ int run(const Options& o, const Finish& finish) {
     return to_int(ExitCode::usage);
   }
   return code;
+}
+
+int run_cleanup(const KubectlOptions& kubectl, const std::string& namespace_name) {
+  KubectlProxy proxy(kubectl);
+  ApiClient client(proxy.socket_path());
+  std::vector<std::string> removed = cleanup(client, namespace_name);
+  for (const std::string& line : removed) {
+    std::cout << "removed " << line << "\n";
+  }
+  if (removed.empty()) {
+    std::cout << "nothing to clean up in namespace " << namespace_name << "\n";
+  }
+  return to_int(ExitCode::ok);
 }
 
 }  // namespace zerodrop::verify

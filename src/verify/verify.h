@@ -27,6 +27,7 @@ struct Options {
   std::string deployment;
   std::string service;  // "" = the one Service selecting the pods
   Action action = Action::restart;
+  SetImage set_image;  // Action::set_image
   std::vector<std::string> urls;
   load::Options load;  // rate, keep-alive, headers, timeouts; targets and duration are set here
   AgentMode agents = AgentMode::none;
@@ -34,8 +35,10 @@ struct Options {
   int max_nodes = 25;            // AgentMode::per_node: at most this many agents
   std::string agent_image;       // the image holding /zerodrop
   std::string agent_path = "/";  // the path the agents request
+  AgentRecords agent_records = AgentRecords::failed;  // what the agents' streams carry
   Duration agent_ready_timeout = std::chrono::seconds(60);
-  bool keep = false;  // leave the agents' Job (its pods run on until their deadline)
+  bool keep = false;     // leave the anchor and the agents' Job (its pods run on to their deadline)
+  bool dry_run = false;  // print the plan and the objects after the preflight; create nothing
   Duration warmup = std::chrono::seconds(5);
   Duration tail = std::chrono::seconds(5);
   Duration rollout_timeout = std::chrono::minutes(10);
@@ -51,6 +54,10 @@ using Finish = std::function<int(const record::RunFolder&, const record::RunReco
 // in time, 130 when interrupted; the record is written in every case). Throws Error for a failed
 // preflight: nothing has been changed then.
 int run(const Options& options, const Finish& finish);
+
+// `zerodrop verify --cleanup`: removes the objects of crashed runs in the namespace (see
+// cleanup()) and says each on stdout, or that there was none. Returns 0; throws Error.
+int run_cleanup(const KubectlOptions& kubectl, const std::string& namespace_name);
 
 // The namespace of the kubeconfig's current (or given) context, "default" when it names none.
 std::string context_namespace(const KubectlOptions& options);

@@ -1,5 +1,7 @@
 #include "audit/output.h"
 
+#include <unistd.h>
+
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -242,7 +244,8 @@ TEST(Ignores, AnnotationOnPodTemplateAndConfigEntries) {
   EXPECT_FALSE(has(r, id::kReadinessTcpOnHttp)) << "a hole id ignores its rules";
   EXPECT_TRUE(has(r, id::kLivenessAggressive));
 
-  auto path = std::filesystem::temp_directory_path() / "zerodrop-audit-config.yaml";
+  auto path = std::filesystem::temp_directory_path()
+              / ("zerodrop-audit-config-" + std::to_string(::getpid()) + ".yaml");
   std::ofstream(path) << "propagation: 8s\nignore:\n  - {rule: liveness-aggressive, name: we*}\n";
   ConfigFile config = read_config(path.string());
   EXPECT_EQ(config.propagation, "8s");

@@ -133,6 +133,31 @@ TEST(DiagnoseH2, AConnectionClosedWithoutGoaway) {
 
 // Nothing failed, yet the run shows two risks: a pod closed a connection without GOAWAY, and
 // after the rollout one pod took most RPCs (connections stay where they reconnected).
+// Through the l7 router over HTTP/2: the router answered UNAVAILABLE because the pod's
+// connection to it ended under the RPC. Sent before the pod's stop: no-drain, in the router's
+// words; sent after it, the state rules decide (here: before the router dropped the pod).
+TEST(DiagnoseH2, AnRpcCutUnderTheL7RouterIsNoDrainInTheRoutersWords) {
+  RunBuilder b = grpc_run();
+  b.request(3.95, 4.1, Outcome::grpc_unavailable, Connection::reused, "node-1", "web-0");
+  b.request(4.05, 4.1, Outcome::grpc_unavailable, Connection::reused, "node-1", "web-0");
+  record::RunRecord run = b.build();
+  for (record::RequestRecord& r : run.requests) {
+    if (r.outcome == Outcome::grpc_unavailable) {
+      r.h2 = facts(1, 9);
+      r.h2->grpc_status = 14;
+      r.router_error = "upstream_closed";
+    }
+  }
+  Diagnosis d = diagnose(run, Options{});
+  ASSERT_EQ(d.failures.size(), 2u);
+  EXPECT_EQ(d.failures[0].hole, Hole::no_drain);
+  EXPECT_EQ(d.failures[0].reason,
+            "in flight at pod web-0 when its HTTP/2 connection to router node-1 ended without the "
+            "RPC's answer (upstream_closed): the pod did not drain it (router node-1 answered "
+            "grpc-status 14: upstream_closed)");
+  EXPECT_EQ(d.failures[1].hole, Hole::deregistration_race) << d.failures[1].reason;
+}
+
 TEST(DiagnoseH2, NotesWhenNothingFailed) {
   RunBuilder b = grpc_run();
   b.ok(4.5, 6.5, 0.01, "node-1", "web-1").ok(4.5, 6.5, 0.5, "node-1", "web-2");

@@ -61,6 +61,8 @@ source "$root/usr/share/bash-completion/completions/zerodrop"
 [ "$(bash_complete zerodrop si)" = "sim" ] || fail "bash: 'zerodrop si' does not complete to sim"
 [[ " $(bash_complete zerodrop lab --prop) " == *" --propagation "* ]] \
   || fail "bash: 'zerodrop lab --prop' does not offer --propagation"
+[[ " $(bash_complete zerodrop load --keep) " == *" --keepalive "* ]] \
+  || fail "bash: 'zerodrop load --keep' does not offer --keepalive (a flag's two long names)"
 [[ " $(bash_complete zerodrop audit --) " == *" --list-rules "* ]] \
   || fail "bash: 'zerodrop audit --' does not offer --list-rules"
 if command -v zsh >/dev/null; then

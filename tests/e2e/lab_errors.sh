@@ -55,11 +55,8 @@ expect_grep "^zerodrop: error: --ingress nginx: an ingress routes HTTP; not with
   "$WORK/err"
 expect_exit 2 "$ZERODROP" lab --ingress traefik -- true
 expect_grep "^zerodrop: error: --ingress: expected nginx or haproxy, got 'traefik'$" "$WORK/err"
-# HTTP/2 passes through the l4 router (a TCP proxy) only; the l7 router parses HTTP/1.1.
-expect_exit 2 "$ZERODROP" lab --dataplane l7 --grpc zd.Echo/Call -- true
-expect_grep "^zerodrop: error: --dataplane l7 --grpc: the l7 router speaks HTTP/1.1; HTTP/2 routing is planned$" "$WORK/err"
-expect_exit 2 "$ZERODROP" lab --dataplane l7 --http2 -- true
-expect_grep "HTTP/2 routing is planned$" "$WORK/err"
+# HTTP/2 passes through the l4 router (a TCP proxy) and the l7 router (which speaks it); the
+# real ingresses are configured for HTTP/1.1 only.
 expect_exit 2 "$ZERODROP" lab --ingress haproxy --grpc zd.Echo/Call -- true
 expect_grep "^zerodrop: error: --ingress haproxy --grpc: the lab configures the ingress for HTTP/1.1 only; HTTP/2 routing is planned$" "$WORK/err"
 expect_exit 2 "$ZERODROP" lab --grpc nomethod -- true

@@ -10,4 +10,7 @@ source "$(dirname "$0")/lab_common.inc"
 source "$(dirname "$0")/lab_ingress.inc"
 [ -x /usr/sbin/haproxy ] || skip "haproxy is not installed (scripts/setup.sh test)"
 
-ingress_must_show haproxy 503 ""
+# unexplained: HAProxy closes a kept-alive client connection without an answer or a log line when
+# the server connection it reused for the request breaks first (docs/lab.md "A real ingress");
+# reload_cuts_only still requires each such failure to be that shape.
+ingress_must_show haproxy 503 ",unexplained"

@@ -2,11 +2,16 @@
 set -euo pipefail
 : "${ZERODROP:?set ZERODROP to the zerodrop binary (ctest does)}"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/zerodrop-e2e.XXXXXX")
+# E2E_KEEP=1 keeps the folder of a failed test for a look (its path goes to stderr).
 cleanup() {
-  local pids
+  local status=$? pids
   pids=$(jobs -p || true)
   [ -n "$pids" ] && kill $pids 2>/dev/null || true
-  rm -rf "$WORK"
+  if [ "${E2E_KEEP:-0}" = 1 ] && [ "$status" -ne 0 ] && [ "$status" -ne 77 ]; then
+    echo "kept $WORK" >&2
+  else
+    rm -rf "$WORK"
+  fi
 }
 trap cleanup EXIT
 
@@ -36,6 +41,37 @@ free_port() {
 # expect_grep PATTERN FILE: fails with the file's content unless PATTERN (ERE) matches.
 expect_grep() {
   grep -Eq -- "$1" "$2" || { echo "--- $2"; cat "$2"; fail "no match for '$1' in $2"; }
+}
+
+# load_sent FILE / load_unsent FILE: the requests zerodrop load's summary in FILE says it sent, and
+# left unsent at the end (an open-loop load on a loaded machine may leave its last ones unsent).
+load_sent() { sed -n 's/^requests \([0-9]*\) .*/\1/p' "$1"; }
+load_unsent() { sed -n 's/.* unsent \([0-9]*\).*/\1/p' "$1"; }
+
+# expect_owed OWED FILE: sent + unsent = OWED (counted, never dropped: the sum is exact while the
+# split is the machine's).
+expect_owed() {
+  local sent unsent
+  sent=$(load_sent "$2")
+  unsent=$(load_unsent "$2")
+  [ $((sent + unsent)) -eq "$1" ] || fail "sent $sent + unsent $unsent is not the $1 owed"
+}
+
+# expect_all_ok OWED FILE: zerodrop load's summary in FILE: every request it sent succeeded, and
+# sent + unsent = OWED.
+expect_all_ok() {
+  expect_grep '^requests ([0-9]+) +ok \1 +failed 0' "$2"
+  expect_owed "$1" "$2"
+}
+
+# expect_all_failed CLASS OWED FILE: every request sent failed, all in CLASS; sent + unsent = OWED.
+expect_all_failed() {
+  local sent
+  sent=$(load_sent "$3")
+  [ "${sent:-0}" -gt 0 ] || { cat "$3"; fail "no request sent"; }
+  expect_grep "^requests $sent +ok 0 +failed $sent( |\$)" "$3"
+  expect_grep "^failures +$1 $sent\$" "$3"
+  expect_owed "$2" "$3"
 }
 
 # For the https tests (they need the openssl command and python3).

@@ -13,23 +13,23 @@ start_server() {  # start_server NAME ARGS...: URL in $url
 
 start_server s503 --mode status --status 503
 expect_exit 1 "$ZERODROP" load "$url" --rate 50 --duration 0.2s
-expect_grep '^failures +http_503 10$' "$WORK/out"
+expect_all_failed http_503 10 "$WORK/out"
 expect_grep '^disruption ' "$WORK/out"
 expect_exit 0 "$ZERODROP" load "$url" --rate 50 --duration 0.2s --max-failures 10
 expect_exit 0 "$ZERODROP" load "$url" --rate 50 --duration 0.2s --ok-status 200-399,503
 
 start_server reset --mode reset
 expect_exit 1 "$ZERODROP" load "$url" --rate 50 --duration 0.2s
-expect_grep 'reset_before_response 10' "$WORK/out"
+expect_all_failed reset_before_response 10 "$WORK/out"
 
 start_server stall --mode stall
 expect_exit 1 "$ZERODROP" load "$url" --rate 20 --duration 0.1s --timeout 200ms
-expect_grep 'failures +timeout 2$' "$WORK/out"
+expect_all_failed timeout 2 "$WORK/out"
 
 start_server headers --mode endless-headers
 expect_exit 1 "$ZERODROP" load "$url" --rate 20 --duration 0.1s --timeout 2s
-expect_grep 'protocol_error 2$' "$WORK/out"
+expect_all_failed protocol_error 2 "$WORK/out"
 
 start_server refuse --mode refuse
 expect_exit 1 "$ZERODROP" load "$url" --rate 20 --duration 0.1s
-expect_grep 'connect_refused 2$' "$WORK/out"
+expect_all_failed connect_refused 2 "$WORK/out"

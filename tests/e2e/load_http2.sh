@@ -14,19 +14,21 @@ start_server() {  # start_server NAME ARGS...: URL in $url
 
 start_server ok --mode ok
 expect_exit 0 "$ZERODROP" load --http2 "$url" --rate 50 --duration 0.2s --records "$WORK/r.ndjson"
-expect_grep '^requests 10 +ok 10 +failed 0' "$WORK/out"
+expect_all_ok 10 "$WORK/out"
 expect_grep '^HTTP/2 +0 GOAWAY, 0 connection\(s\) closed without GOAWAY, 0 unprocessed' "$WORK/out"
 expect_grep '"proto":"h2"' "$WORK/r.ndjson"
 
 start_server grpc --mode ok --grpc
 expect_exit 0 "$ZERODROP" load --grpc zd.Echo/Call --body hi "$url" --rate 50 --duration 0.2s \
   --json "$WORK/s.json"
-expect_grep '^grpc-status OK 10$' "$WORK/out"
+expect_all_ok 10 "$WORK/out"
+sent=$(load_sent "$WORK/out")
+expect_grep "^grpc-status OK $sent\$" "$WORK/out"
 expect_grep '"protocol": "grpc"' "$WORK/s.json"
 
 start_server unavailable --mode grpc-status --code 14 --grpc
 expect_exit 1 "$ZERODROP" load --grpc zd.Echo.Call "$url" --rate 50 --duration 0.2s
-expect_grep '^failures +grpc_unavailable 10$' "$WORK/out"
+expect_all_failed grpc_unavailable 10 "$WORK/out"
 expect_grep 'grpc_unavailable, first: grpc-status 14 UNAVAILABLE: boom here' "$WORK/out"
 expect_exit 0 "$ZERODROP" load --grpc zd.Echo/Call "$url" --rate 50 --duration 0.2s \
   --ok-grpc-status OK,UNAVAILABLE
@@ -53,16 +55,16 @@ for _ in $(seq 100); do grep -q listening "$WORK/py.log" && break; sleep 0.05; d
 expect_exit 0 "$ZERODROP" load --grpc zd.Echo/Call --body hello "http://127.0.0.1:$port" \
   --rate 100 --duration 0.3s --records "$WORK/py.ndjson"
 # Every request the open loop sent (about 30; one fewer when the machine is busy) answered OK.
-sent=$(sed -n 's/^requests \([0-9]*\) .*/\1/p' "$WORK/out")
+sent=$(load_sent "$WORK/out")
 [ "${sent:-0}" -ge 25 ] || fail "only '${sent}' requests sent at 100/s for 0.3 s"
 expect_grep "^grpc-status OK $sent\$" "$WORK/out"
 expect_grep '"backend":"py-0"' "$WORK/py.ndjson"
 expect_exit 1 "$ZERODROP" load --grpc zd.Echo/Missing "http://127.0.0.1:$port" --rate 50 \
   --duration 0.1s
-expect_grep 'grpc_other 5' "$WORK/out"
+expect_all_failed grpc_other 5 "$WORK/out"
 # Its health service: SERVING for the server and zd.Echo (08 01), NOT_FOUND for another service.
 expect_exit 0 "$ZERODROP" load --grpc grpc.health.v1.Health/Check "http://127.0.0.1:$port" \
   --rate 50 --duration 0.1s --records "$WORK/health.ndjson"
 expect_exit 1 "$ZERODROP" load --grpc grpc.health.v1.Health/Check --body $'\x0a\x04nope' \
   "http://127.0.0.1:$port" --rate 50 --duration 0.1s
-expect_grep 'grpc_other 5' "$WORK/out"
+expect_all_failed grpc_other 5 "$WORK/out"

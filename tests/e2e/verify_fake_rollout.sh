@@ -26,6 +26,7 @@ YAML
   "$ZERODROP" verify deploy/web --kubeconfig "$WORK/kubeconfig-$1" --agents none \
     --url "http://127.0.0.1:$port/app" \
     --rate 200 --warmup 500ms --tail 500ms --rollout-timeout 30s --out "$WORK/run-$1" \
+    --junit "$WORK/junit-$1.xml" \
     >"$WORK/out-$1" 2>"$WORK/err-$1" || got=$?
   echo "$got"
 }
@@ -48,6 +49,26 @@ expect_grep "deregistration-race" "$WORK/out-naive"
 expect_grep '"id": *"deregistration-race"' "$WORK/run-naive/report.json"
 expect_grep "carried no backend name" "$WORK/run-naive/events.ndjson"
 expect_exit 1 "$ZERODROP" report "$WORK/run-naive"
+# --junit: what a CI system parses. graceful: every testcase passes; naive: the hole and the run
+# fail, the hole's failure carrying its evidence.
+junit() {  # junit APP: "tests failures errors" then each failed testcase and its evidence
+  python3 - "$WORK/junit-$1.xml" <<'PY'
+import sys, xml.etree.ElementTree as E
+s = E.parse(sys.argv[1]).getroot()
+assert s.tag == "testsuite", s.tag
+print(s.get("tests"), s.get("failures"), s.get("errors"), len(s.findall("testcase")))
+for c in s.findall("testcase"):
+    for f in c.findall("failure"):
+        print(c.get("name"), f.get("type"), (f.text or "").strip()[:60])
+PY
+}
+[ "$(junit graceful)" = "10 0 0 10" ] || { junit graceful; fail "graceful's JUnit should pass"; }
+junit naive >"$WORK/junit-naive" || fail "naive's JUnit does not parse"
+head -1 "$WORK/junit-naive" | grep -Eq '^10 [2-9] 0 10$' || { cat "$WORK/junit-naive"; fail "naive's JUnit counts"; }
+expect_grep '^deregistration-race deregistration-race .+' "$WORK/junit-naive"
+expect_grep '^verify run requests-failed' "$WORK/junit-naive"
+expect_exit 2 "$ZERODROP" verify deploy/web --kubeconfig "$WORK/kubeconfig-naive" --agents none \
+  --url http://127.0.0.1:1/ --junit /nonexistent/dir/junit.xml
 [ -z "$(find "$TMPDIR" -mindepth 1 -maxdepth 1 -name 'zerodrop-verify.*')" ] \
   || fail "a private kubectl folder was left behind"
 echo PASS

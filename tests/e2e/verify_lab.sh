@@ -50,9 +50,10 @@ verify_lab() {
   lab_rc=0
   wait "$lab" || lab_rc=$?
 }
-# compare NAME HOLE: verify named HOLE as often as the lab did over the same requests (±10 %).
+# compare NAME HOLE [--failures-only]: verify named HOLE as often as the lab did over the same
+# requests (±10 %).
 compare() {
-  python3 "$(dirname "$0")/verify_compare.py" "$WORK/$1-lab" "$WORK/$1-verify" "$2" \
+  python3 "$(dirname "$0")/verify_compare.py" "$WORK/$1-lab" "$WORK/$1-verify" "$2" ${3:-} \
     >"$WORK/$1-compare" || { cat "$WORK/$1-compare"; show_both "$1"; fail "$1: verify and the lab differ"; }
   sed "s/^/$1: /" "$WORK/$1-compare"
 }
@@ -72,7 +73,25 @@ for kind in rollout_started rollout_finished deletion_started pod_exited endpoin
   expect_grep "\"kind\":\"$kind\"" "$WORK/naive-verify/events.ndjson"
 done
 expect_exit 1 "$ZERODROP" report "$WORK/naive-verify"
-compare naive deregistration-race
+# naive runs the default agent stream: buckets per backend per 100 ms and every failed request in
+# full; the lab reads back only those failures, so only they are compared. Every agent's own count
+# equals what verify merged from its stream, and the report counts the successes from the buckets.
+compare naive deregistration-race --failures-only
+[ "$(grep -c '"detail":"agent zerodrop-verify-[^"]*: [0-9]* requests, [0-9]* failed; its stream delivered each' \
+  "$WORK/naive-verify/events.ndjson")" = 3 ] || fail "an agent's count differs from verify's"
+! grep -q 'of its stream are missing' "$WORK/naive-verify/events.ndjson" || fail "a gap in an agent's stream"
+[ -s "$WORK/naive-verify/buckets.ndjson" ] || fail "no buckets.ndjson in verify's run folder"
+python3 - "$WORK/naive-verify" <<'PY' || fail "verify's report does not count the bucketed successes"
+import json, sys
+run = sys.argv[1]
+ok = sum(json.loads(l)["requests"] for l in open(f"{run}/buckets.ndjson"))
+failed = sum(1 for l in open(f"{run}/requests.ndjson") if json.loads(l).get("failed"))
+load = json.load(open(f"{run}/report.json"))["load"]
+agents = [json.loads(l)["detail"] for l in open(f"{run}/events.ndjson") if "its stream delivered each" in l]
+said = sum(int(d.split(": ")[1].split(" ")[0]) for d in agents)
+print(f"naive default stream: {ok} ok in buckets, {failed} failed in full; report {load['requests']}; agents {said}")
+sys.exit(0 if load["requests"] == ok + failed == said and load["failed"] == failed else 1)
+PY
 # The agents: one per node, every request through a node's router, the Job deleted at the end
 # (the lab sent each agent SIGTERM; each said bye and exited 0).
 [ "$(grep -c '"detail":"agent zerodrop-verify-.* is loading' "$WORK/naive-verify/events.ndjson")" = 3 ] \
@@ -86,8 +105,11 @@ python3 "$(dirname "$0")/verify_propagation.py" "$WORK/naive-lab" "$WORK/naive-v
   >"$WORK/propagation" || { cat "$WORK/propagation"; fail "verify's per-node estimate missed the lab's truth"; }
 cat "$WORK/propagation"
 
-# close-listener: refuses new connections from its SIGTERM on and drains the rest.
+# close-listener: refuses new connections from its SIGTERM on and drains the rest. Its agents
+# stream every request (--agent-records all), so the lab compares every one.
+verify_flags=(--agent-records all)
 verify_lab close-listener close-listener
+verify_flags=()
 [ "$verify_rc" = 1 ] || { show_both close-listener; fail "verify of close-listener exited $verify_rc, expected 1"; }
 [ "$lab_rc" = 1 ] || { show_both close-listener; fail "the lab of close-listener exited $lab_rc, expected 1"; }
 compare close-listener deregistration-race
@@ -95,7 +117,7 @@ compare close-listener deregistration-race
 # linger: keep-alive agents hold connections pinned to a pod that serves on after its routers
 # dropped it, until it exits 2.5 s after SIGTERM without ever saying Connection: close; 30 % of
 # their requests close their connection, so that new ones bound each node's update.
-verify_flags=(--keepalive --fresh 40%)
+verify_flags=(--keepalive --fresh 40% --agent-records all)
 verify_lab linger linger -- --linger 3s --delay 200ms
 verify_flags=()
 [ "$verify_rc" = 1 ] || { show_both linger; fail "verify of linger exited $verify_rc, expected 1"; }

@@ -1,5 +1,7 @@
 #include "kube/loader.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -227,7 +229,8 @@ TEST(Loader, DeepNestingIsAProblemNotACrash) {
 }
 
 TEST(Loader, OversizedFileIsAProblem) {
-  auto path = std::filesystem::temp_directory_path() / "zerodrop-kube-oversized.yaml";
+  auto path = std::filesystem::temp_directory_path()
+              / ("zerodrop-kube-oversized-" + std::to_string(::getpid()) + ".yaml");
   std::ofstream(path) << "apiVersion: v1\nkind: Pod\nmetadata: {name: " << std::string(5000, 'a')
                       << "}\n";
   LoadLimits limits;
@@ -240,7 +243,8 @@ TEST(Loader, OversizedFileIsAProblem) {
 }
 
 TEST(Loader, LoadObjectsThrowsTheFirstProblemAndFirstWorkloadFindsTheWorkload) {
-  auto dir = std::filesystem::temp_directory_path() / "zerodrop-kube-loader";
+  auto dir = std::filesystem::temp_directory_path()
+             / ("zerodrop-kube-loader-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir / "sub");
   std::ofstream(dir / "bad.yaml") << "apiVersion: v1\nkind: Service\nspec: [1]\n";
   std::ofstream(dir / "sub" / "web.yml")
@@ -357,7 +361,8 @@ namespace {
 // by its own name is audited once.
 TEST(Loader, FolderSymlinksAreFollowedOnceAndEachFileListedOnce) {
   namespace fs = std::filesystem;
-  fs::path dir = fs::temp_directory_path() / "zerodrop-kube-symlinks";
+  fs::path dir =
+      fs::temp_directory_path() / ("zerodrop-kube-symlinks-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "tree");
   fs::create_directories(dir / "shared");

@@ -86,6 +86,29 @@ TEST(Workload, ReadsContainerHandlersAndProbes) {
   EXPECT_EQ(c.resolve(PortRef{0, "metrics"}), std::nullopt);
 }
 
+TEST(Workload, ReadsStopSignalAndRunAsUserWithThePodsAsDefault) {
+  Workload w = only_workload(R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  template:
+    spec:
+      securityContext: {runAsUser: 1000}
+      containers:
+        - name: app
+          image: app:1
+          lifecycle: {stopSignal: SIGQUIT}
+        - name: side
+          image: side:1
+          securityContext: {runAsUser: 65532}
+)");
+  ASSERT_EQ(w.containers.size(), 2u);
+  EXPECT_EQ(w.containers[0].stop_signal, "SIGQUIT");
+  EXPECT_EQ(w.containers[0].run_as_user, 1000) << "the pod's runAsUser is the default";
+  EXPECT_EQ(w.containers[1].stop_signal, "");
+  EXPECT_EQ(w.containers[1].run_as_user, 65532) << "the container's own wins";
+}
+
 TEST(Workload, RecordsOneBasedPositionsOfFields) {
   Workload w = only_workload(kDeployment);
   const Container& c = w.containers[0];

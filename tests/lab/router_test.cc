@@ -13,11 +13,13 @@
 #include <string_view>
 #include <thread>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "base/subprocess.h"
 #include "lab/lab.h"
 #include "lab/recorder.h"
+#include "lab/router_core.h"
 #include "testing/misbehaving_server.h"
 #include "testing/raw_client.h"
 
@@ -429,6 +431,36 @@ TEST(Router, L7SaysWhyItAnsweredItself) {
   EXPECT_TRUE(response.starts_with("HTTP/1.1 502")) << response;
   EXPECT_NE(response.find("X-Zerodrop-Router-Error: bad_response"), std::string::npos) << response;
   EXPECT_TRUE(response.ends_with("\r\n\r\n")) << "no body after HEAD: " << response;
+}
+
+// The kernel's account of a backend connection's close, as both the l4 router and the nftables
+// router judge it: the exit's close is what the client saw; the pod's own reset means its
+// request sat unread; its own FIN, that it read the request, or that the request came after.
+TEST(Router, JudgesACloseByTheKernelsAccount) {
+  SocketClose exit{.t_ns = 1, .tid = 7, .by_exit = true, .reset = true};
+  EXPECT_EQ(fate_of_close(exit, BackendFate::reset, false), BackendFate::reset);
+  EXPECT_EQ(fate_of_close(exit, BackendFate::closed, false), BackendFate::closed);
+  SocketClose own_reset{.t_ns = 1, .tid = 7, .by_exit = false, .reset = true};
+  EXPECT_EQ(fate_of_close(own_reset, BackendFate::reset, true), BackendFate::idle_closed);
+  SocketClose own_fin{.t_ns = 1, .tid = 7, .by_exit = false, .reset = false};
+  EXPECT_EQ(fate_of_close(own_fin, BackendFate::closed, true), BackendFate::closed);
+  EXPECT_EQ(fate_of_close(own_fin, BackendFate::closed, false), BackendFate::idle_closed);
+}
+
+// Both routers' log of client connections: the latest per port, and by a time the one bound
+// then (a later connection reused the port); the oldest go after a few.
+TEST(Router, KeepsTheLatestConnectionsOfEachClientPort) {
+  ClientConnections log;
+  Clock::time_point t0{std::chrono::seconds(10)};
+  for (int i = 0; i < 10; ++i) {
+    log.add(40000, ClientConnection{fmt::format("pod-{}", i), t0 + std::chrono::seconds(i)});
+  }
+  EXPECT_EQ(log.latest(40000)->pod, "pod-9");
+  EXPECT_EQ(log.latest_by(40000, t0 + 4500ms)->pod, "pod-4");
+  EXPECT_FALSE(log.latest_by(40000, t0 + 1s)) << "the oldest two are no longer kept";
+  EXPECT_FALSE(log.latest(40001));
+  log.latest_to_update(40000)->fate = BackendFate::reset;
+  EXPECT_EQ(log.latest(40000)->fate, BackendFate::reset);
 }
 
 }  // namespace

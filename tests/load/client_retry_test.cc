@@ -121,6 +121,30 @@ TEST(ClientRetry, ResendsARetrySafeFailureOnceOnANewConnection) {
   EXPECT_EQ(server.requests(), r.records.size());
 }
 
+// Open loop with spare connections: a resend and the new requests that are due leave in one
+// dispatch round. Each new request is a first attempt with its own seq (a resend's fields once
+// leaked into the next new request, which then popped an empty resend queue).
+TEST(ClientRetry, NewRequestsAfterAResendAreFirstAttempts) {
+  MisbehavingServer server({.behaviour = Behaviour::close_reused});
+  Options o = one_connection(server.url(), "GET");
+  o.rate = 2000;
+  o.connections = 16;
+  o.max_requests = 60;
+  o.client_retry = ClientRetry::once;
+  Recorded r = run_recording(o);
+  EXPECT_GT(r.summary.resent, 0u);
+  EXPECT_EQ(r.summary.requests, 60u + r.summary.resent);
+  std::vector<int> first_attempts(60, 0);
+  for (const record::RequestRecord& rec : r.records) {
+    ASSERT_LT(rec.seq, 60u);
+    first_attempts[rec.seq] += rec.attempt == 1 ? 1 : 0;
+  }
+  for (size_t seq = 0; seq < first_attempts.size(); ++seq) {
+    EXPECT_EQ(first_attempts[seq], 1) << "seq " << seq;
+  }
+  EXPECT_EQ(server.requests(), r.records.size());
+}
+
 TEST(ClientRetry, IsRefusedOverHttp2) {
   Options o = one_connection("http://127.0.0.1:1/", "GET");
   o.protocol = Protocol::http2;

@@ -6,7 +6,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <numeric>
 #include <random>
 #include <set>
 #include <thread>
@@ -75,7 +77,7 @@ size_t index(Outcome o) {
 }
 
 // Every request of the run has the one expected class.
-void expect_all(const Result& r, Outcome outcome) {
+void expect_all_h2(const Result& r, Outcome outcome) {
   ASSERT_GT(r.summary.requests, 0u);
   EXPECT_EQ(r.summary.outcomes[index(outcome)], r.summary.requests)
       << "expected every request to be " << record::to_string(outcome) << "; first was "
@@ -104,7 +106,7 @@ void expect_only(const Result& r, std::initializer_list<Outcome> outcomes) {
 TEST(Http2, HealthyServerIsAllOkOnMultiplexedConnections) {
   H2Server server({});
   Result r = run_collecting(h2_options(server.url()));
-  expect_all(r, Outcome::ok);
+  expect_all_h2(r, Outcome::ok);
   std::set<uint64_t> seqs;
   for (const auto& rec : r.records) {
     EXPECT_EQ(rec.status, 200);
@@ -125,7 +127,7 @@ TEST(Http2, HealthyServerIsAllOkOnMultiplexedConnections) {
 
 TEST(Grpc, HealthyServerIsAllOk) {
   Result r = run_h2({}, Protocol::grpc);
-  expect_all(r, Outcome::ok);
+  expect_all_h2(r, Outcome::ok);
   EXPECT_EQ(r.summary.h2.grpc_status[0], r.summary.requests);
   for (const auto& rec : r.records) {
     EXPECT_EQ(rec.h2->proto, record::Proto::grpc);
@@ -138,25 +140,26 @@ TEST(Grpc, StatusClasses) {
     return run_h2({.mode = H2Mode::grpc_status, .code = code}, Protocol::grpc);
   };
   Result unavailable = with_status(14);
-  expect_all(unavailable, Outcome::grpc_unavailable);
+  expect_all_h2(unavailable, Outcome::grpc_unavailable);
   EXPECT_EQ(unavailable.records.front().h2->grpc_message, "boom here") << "percent-decoded";
   EXPECT_EQ(unavailable.records.front().h2->grpc_status, 14);
-  expect_all(with_status(4), Outcome::grpc_deadline_exceeded);
-  expect_all(with_status(1), Outcome::grpc_cancelled);
-  expect_all(with_status(13), Outcome::grpc_internal);
-  expect_all(with_status(5), Outcome::grpc_other);
+  expect_all_h2(with_status(4), Outcome::grpc_deadline_exceeded);
+  expect_all_h2(with_status(1), Outcome::grpc_cancelled);
+  expect_all_h2(with_status(13), Outcome::grpc_internal);
+  expect_all_h2(with_status(5), Outcome::grpc_other);
 }
 
 TEST(Grpc, OkGrpcStatusDecidesSuccess) {
   H2Server server({.mode = H2Mode::grpc_status, .grpc = Grpc::on, .code = 5});
   Options o = h2_options(server.url(), Protocol::grpc);
   o.ok_grpc_status = {0, 5};
-  expect_all(run_collecting(o), Outcome::ok);
+  expect_all_h2(run_collecting(o), Outcome::ok);
 }
 
 TEST(Grpc, MalformedAnswersAreProtocolErrors) {
-  expect_all(run_h2({.mode = H2Mode::no_trailers}, Protocol::grpc), Outcome::protocol_error);
-  expect_all(run_h2({.mode = H2Mode::wrong_content_type}, Protocol::grpc), Outcome::protocol_error);
+  expect_all_h2(run_h2({.mode = H2Mode::no_trailers}, Protocol::grpc), Outcome::protocol_error);
+  expect_all_h2(run_h2({.mode = H2Mode::wrong_content_type}, Protocol::grpc),
+                Outcome::protocol_error);
 }
 
 TEST(Http2, GracefulDoubleGoawayLosesNothing) {
@@ -167,7 +170,7 @@ TEST(Http2, GracefulDoubleGoawayLosesNothing) {
   o.connections = 1;
   o.timeout = 2s;
   Result r = run_collecting(o);
-  expect_all(r, Outcome::ok);
+  expect_all_h2(r, Outcome::ok);
   EXPECT_GE(r.summary.h2.goaways[0], 2u) << "the heads-up and the final GOAWAY";
   EXPECT_GE(r.summary.connections_opened, 2u) << "a new connection after the drain";
   EXPECT_EQ(r.summary.h2.closed_without_goaway, 0u);
@@ -175,7 +178,7 @@ TEST(Http2, GracefulDoubleGoawayLosesNothing) {
 
 TEST(Http2, SingleGoawayLeavesRequestsUnprocessedAndTheyAreResentOnce) {
   Result r = run_h2({.mode = H2Mode::goaway_single, .after = 2});
-  expect_all(r, Outcome::ok);
+  expect_all_h2(r, Outcome::ok);
   EXPECT_GT(r.summary.h2.unprocessed, 0u);
   EXPECT_EQ(r.summary.h2.resent_ok, r.summary.h2.unprocessed);
   size_t resent = 0;
@@ -221,23 +224,46 @@ TEST(Http2, GoawayWithErrorThenClose) {
 
 TEST(Http2, RefusedStreamIsResentOnceThenFails) {
   Result r = run_h2({.mode = H2Mode::refuse});
-  expect_all(r, Outcome::refused_stream);
+  expect_all_h2(r, Outcome::refused_stream);
   EXPECT_EQ(r.summary.h2.unprocessed, r.summary.requests);
   EXPECT_EQ(r.summary.h2.resend_failed, r.summary.requests);
   EXPECT_EQ(r.records.front().h2->attempts, 2u);
   EXPECT_EQ(r.records.front().h2->rst, 7u);
   Result naive = run_h2({.mode = H2Mode::refuse}, Protocol::http2, RetryUnprocessed::never);
-  expect_all(naive, Outcome::refused_stream);
+  expect_all_h2(naive, Outcome::refused_stream);
   EXPECT_EQ(naive.records.front().h2->attempts, 1u);
+}
+
+// Closed loop on one connection with room for streams: each refused request's resend and the new
+// requests leave in one dispatch round. Every planned request is recorded once, as itself (a
+// resend's fields once leaked into the next new request, which then popped an empty queue).
+TEST(Http2, NewRequestsBesideAResendKeepTheirOwnSeq) {
+  H2Server server({.mode = H2Mode::refuse});
+  Options o = h2_options(server.url());
+  o.rate = 0;
+  o.duration = 10s;
+  o.max_requests = 40;
+  o.connections = 1;
+  Result r = run_collecting(o);
+  EXPECT_EQ(r.summary.requests, 40u);
+  std::vector<int> seen(40, 0);
+  for (const record::RequestRecord& rec : r.records) {
+    ASSERT_LT(rec.seq, 40u);
+    ++seen[rec.seq];
+    EXPECT_EQ(rec.h2->attempts, 2u) << "seq " << rec.seq;
+  }
+  for (size_t seq = 0; seq < seen.size(); ++seq) {
+    EXPECT_EQ(seen[seq], 1) << "seq " << seq;
+  }
 }
 
 TEST(Http2, OtherResetCodesAreStreamResets) {
   Result cancel = run_h2({.mode = H2Mode::rst, .code = 8});
-  expect_all(cancel, Outcome::stream_reset);
+  expect_all_h2(cancel, Outcome::stream_reset);
   EXPECT_EQ(cancel.records.front().h2->rst, 8u);
   EXPECT_EQ(cancel.records.front().error, "RST_STREAM CANCEL");
   EXPECT_EQ(cancel.summary.h2.rst_streams[8], cancel.summary.requests);
-  expect_all(run_h2({.mode = H2Mode::rst, .code = 2}), Outcome::stream_reset);
+  expect_all_h2(run_h2({.mode = H2Mode::rst, .code = 2}), Outcome::stream_reset);
 }
 
 TEST(Http2, CloseWithoutGoaway) {
@@ -257,14 +283,14 @@ TEST(Http2, CloseMidStreamIsTruncated) {
 
 TEST(Http2, StallTimesOutAndKeepsTheConnection) {
   Result r = run_h2({.mode = H2Mode::stall});
-  expect_all(r, Outcome::timeout);
+  expect_all_h2(r, Outcome::timeout);
   EXPECT_LE(r.summary.connections_opened, 2u) << "a timeout cancels the stream, not the connection";
 }
 
 TEST(Http2, HostileFramesAreProtocolErrors) {
-  expect_all(run_h2({.mode = H2Mode::huge_headers}), Outcome::protocol_error);
+  expect_all_h2(run_h2({.mode = H2Mode::huge_headers}), Outcome::protocol_error);
   Result garbage = run_h2({.mode = H2Mode::garbage_frames});
-  expect_all(garbage, Outcome::protocol_error);
+  expect_all_h2(garbage, Outcome::protocol_error);
   EXPECT_NE(garbage.records.front().error.find("PROTOCOL_ERROR"), std::string::npos)
       << garbage.records.front().error;
 }
@@ -278,7 +304,7 @@ TEST(Http2, NeverMoreStreamsThanTheServerAllows) {
   o.duration = 300ms;
   o.timeout = 5s;
   Result r = run_collecting(o);
-  expect_all(r, Outcome::ok);
+  expect_all_h2(r, Outcome::ok);
   EXPECT_LE(server.max_concurrent(), 2u);
   EXPECT_GT(r.summary.late, 0u) << "requests wait in the engine, counted late";
 }
@@ -346,6 +372,71 @@ TEST(Http2, HostileBytesNeverCrashOrHang) {
   stop = true;
   server.join();
   ::close(listener);
+}
+
+// Counts the HEADERS frames in the bytes `recv` returned, call by call, on one h2c connection:
+// after the preface, an empty SETTINGS, then reads until `requests` HEADERS came, and closes.
+std::vector<int> headers_per_read(int listener, int requests) {
+  std::vector<int> counts;
+  int fd = ::accept(listener, nullptr, nullptr);
+  (void)::send(fd, "\0\0\0\4\0\0\0\0\0", 9, MSG_NOSIGNAL);  // an empty SETTINGS frame
+  std::string in;
+  size_t parsed = 24;  // the client preface
+  int total = 0;
+  char buffer[65536];
+  while (total < requests) {
+    ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    if (n <= 0) {
+      break;
+    }
+    in.append(buffer, static_cast<size_t>(n));
+    int count = 0;
+    while (in.size() >= parsed + 9) {
+      auto byte = [&](size_t i) {
+        return static_cast<uint8_t>(in[parsed + i]);
+      };
+      size_t length = (size_t{byte(0)} << 16) | (size_t{byte(1)} << 8) | byte(2);
+      if (in.size() < parsed + 9 + length) {
+        break;
+      }
+      count += byte(3) == 1 ? 1 : 0;  // type 1: HEADERS
+      parsed += 9 + length;
+    }
+    counts.push_back(count);
+    total += count;
+  }
+  ::close(fd);
+  return counts;
+}
+
+// The requests a worker starts together (here the 31 the server's SETTINGS let in after the
+// first) leave in one write, not one write per request: the server reads them in one call.
+TEST(Http2, RequestsStartedTogetherLeaveInOneWrite) {
+  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(::listen(listener, 8), 0);
+  socklen_t size = sizeof address;
+  getsockname(listener, reinterpret_cast<sockaddr*>(&address), &size);
+  std::vector<int> counts;
+  std::thread server([&] { counts = headers_per_read(listener, 32); });
+  Options o = h2_options("http://127.0.0.1:" + std::to_string(ntohs(address.sin_port)) + "/");
+  o.rate = 0;
+  o.max_requests = 32;
+  o.duration = 10s;
+  o.connections = 1;
+  o.streams = 32;
+  Result r = run_collecting(o);
+  server.join();
+  ::close(listener);
+  EXPECT_EQ(r.summary.requests, 32u);
+  ASSERT_FALSE(counts.empty());
+  EXPECT_EQ(std::accumulate(counts.begin(), counts.end(), 0), 32);
+  // At least 31: a server thread descheduled before its first read gets the first one too.
+  EXPECT_GE(*std::max_element(counts.begin(), counts.end()), 31)
+      << "reads: " << ::testing::PrintToString(counts);
 }
 
 }  // namespace

@@ -56,6 +56,23 @@ TEST(EventJson, KeysInOrderAndSortedOnEachNdjsonLine) {
                         "\n");
 }
 
+TEST_F(RunFolderTest, AnEventKnownToAnIntervalKeepsItsLowerEnd) {
+  Event e = refusal();
+  e.kind = EventKind::router_applied;
+  e.t_min = Micros(4'000'000);
+  RunFolder folder((dir_ / "interval").string());
+  {
+    RunWriter writer(folder, Traffic::requests);
+    writer.write(e);
+    writer.write(refusal());
+  }
+  std::vector<Event> back = read_events(folder.events());
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].t_min, Micros(4'000'000));
+  EXPECT_EQ(back[0].t, Micros(4'310'000));
+  EXPECT_FALSE(back[1].t_min);  // files without the field read as before
+}
+
 TEST_F(RunFolderTest, NamesItsFiles) {
   RunFolder folder("/runs/a");
   EXPECT_EQ(folder.events(), "/runs/a/events.ndjson");

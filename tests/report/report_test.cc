@@ -1,5 +1,8 @@
 #include "report/report.h"
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -9,6 +12,7 @@
 
 #include "base/error.h"
 #include "diagnose/run_builder.h"
+#include "report/markup.h"
 
 namespace zerodrop::report {
 namespace {
@@ -96,6 +100,31 @@ TEST(ReportJson, PassingRunHasNoHoles) {
   EXPECT_TRUE(j["holes"].empty());
   EXPECT_TRUE(j["failed_requests"].empty());
   EXPECT_EQ(j["load"]["requests"], 10);
+}
+
+// Successes that came only as counts (verify's bucketed agents, the sim) have no latency: the
+// reports say so instead of printing 0 ms.
+TEST(Report, LatencyOfCountedRequestsIsNotRecordedNotZero) {
+  record::RunRecord run = naive_run();
+  run.buckets.push_back(
+      {.start = std::chrono::seconds(1), .width = std::chrono::milliseconds(100), .requests = 50});
+  diagnose::Diagnosis d = diagnose::diagnose(run, {});
+  EXPECT_FALSE(d.totals.latency_recorded);
+  std::ostringstream json_out, html_out;
+  write_json(json_out, run, d);
+  EXPECT_TRUE(json::parse(json_out.str())["load"]["latency_ms"].is_null());
+  write_html(html_out, run, d);
+  EXPECT_NE(html_out.str().find("Latency: not recorded per request"), std::string::npos);
+  std::string html = html_out.str();
+  std::string load = html.substr(html.find("<section id=\"load\">"));
+  load = load.substr(0, load.find("</section>"));
+  EXPECT_EQ(load.find("<td>0.0</td>"), std::string::npos);
+  EXPECT_NE(load.find("<td>–</td><td>–</td><td>–</td><td>–</td>"), std::string::npos);
+  EXPECT_EQ(terminal_text(run, Colour::never).find("latency p50"), std::string::npos);
+
+  record::RunRecord recorded = naive_run();
+  EXPECT_TRUE(diagnose::diagnose(recorded, {}).totals.latency_recorded);
+  EXPECT_NE(terminal_text(recorded, Colour::never).find("latency p50"), std::string::npos);
 }
 
 TEST(ReportTerminal, FitsInOneHundredColumnsWithoutColourOffATerminal) {
@@ -208,7 +237,8 @@ class RunFolder : public ::testing::Test {
 protected:
   void SetUp() override {
     dir_ = std::filesystem::path(::testing::TempDir())
-           / ::testing::UnitTest::GetInstance()->current_test_info()->name();
+           / (::testing::UnitTest::GetInstance()->current_test_info()->name() + std::string("-")
+              + std::to_string(::getpid()));
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
@@ -257,6 +287,98 @@ TEST_F(RunFolder, RejectsMissingAndMalformedFolders) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("events.ndjson:2"), std::string::npos) << e.what();
   }
+}
+
+TEST(ReportHtml, AnUpdateKnownToAnIntervalIsDrawnAsOneAndItsLowerEndInTheJson) {
+  record::RunRecord run = naive_run();
+  for (record::Event& e : run.events) {
+    if (e.kind == record::EventKind::router_applied && e.router == "node-2" && e.pod == "web-0"
+        && e.t > record::Micros(6'000'000)) {
+      e.t_min = record::Micros(5'500'000);
+    }
+  }
+  diagnose::Diagnosis d = diagnose::diagnose(run, {});
+  std::ostringstream html;
+  write_html(html, run, d);
+  EXPECT_NE(html.str().find("router node-2 stopped sending new connections to web-0 between 5.50 s "
+                            "and 6.02 s"),
+            std::string::npos);
+  EXPECT_EQ(html.str().find("router node-1 stopped sending"), std::string::npos);  // exact there
+  std::ostringstream text;
+  write_json(text, run, d);
+  json updates = json::parse(text.str())["propagation"]["updates"];
+  int intervals = 0;
+  for (const json& u : updates) {
+    if (u["router"] == "node-2" && u["pod"] == "web-0") {
+      EXPECT_DOUBLE_EQ(u["applied_min_s"].get<double>(), 5.5);
+      EXPECT_DOUBLE_EQ(u["applied_s"].get<double>(), 6.02);
+      ++intervals;
+    } else {
+      EXPECT_TRUE(u["applied_min_s"].is_null());
+    }
+  }
+  EXPECT_EQ(intervals, 1);
+}
+
+// The JUnit file parsed by python3's xml.etree, as a CI system would read it: what it prints is
+// "suite tests failures errors" and then each failed testcase with its failure's type.
+std::string parsed_junit(const record::RunRecord& run, uint64_t max_failures) {
+  // One file per process: the two cases run as parallel processes (one CTest test per case).
+  std::string path =
+      ::testing::TempDir() + "/zerodrop-junit-" + std::to_string(::getpid()) + ".xml";
+  {
+    std::ofstream out(path);
+    write_junit(out, run, diagnose::diagnose(run, {}), max_failures);
+  }
+  std::string command =
+      "python3 -c 'import sys, xml.etree.ElementTree as E\n"
+      "s = E.parse(sys.argv[1]).getroot()\n"
+      "print(s.tag, s.get(\"tests\"), s.get(\"failures\"), s.get(\"errors\"), "
+      "len(s.findall(\"testcase\")))\n"
+      "for c in s.findall(\"testcase\"):\n"
+      "  for f in list(c): print(c.get(\"name\"), f.tag, f.get(\"type\"), bool(f.text or "
+      "f.get(\"message\")))\n' "
+      + path;
+  std::string text;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  char buffer[512];
+  while (pipe != nullptr && std::fgets(buffer, sizeof buffer, pipe) != nullptr) {
+    text += buffer;
+  }
+  EXPECT_EQ(pipe == nullptr ? -1 : ::pclose(pipe), 0) << text;
+  std::remove(path.c_str());
+  return text;
+}
+
+TEST(ReportMarkup, OneEscapeServesHtmlAndXml) {
+  EXPECT_EQ(escape("it's <a & \"b\">"), "it&apos;s &lt;a &amp; &quot;b&quot;&gt;");
+  EXPECT_EQ(escape("tab\tline\nbell\x07"), "tab\tline\nbell ");  // XML 1.0 forbids \x07
+}
+
+TEST(ReportJunit, ParsesWithAFailurePerHoleSeenAndOneForTheRun) {
+  record::RunRecord run = naive_run();
+  run.events.back().detail = "a <detail> & \"quotes\"";  // escaped, or the parse fails
+  std::string text = parsed_junit(run, 0);
+  // Nine holes and the run; naive's refusals are the deregistration race, its in-flight request
+  // the missing drain.
+  EXPECT_EQ(text.substr(0, text.find('\n')), "testsuite 10 3 0 10");
+  EXPECT_NE(text.find("deregistration-race failure deregistration-race True"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("no-drain failure no-drain True"), std::string::npos) << text;
+  EXPECT_NE(text.find("lab run failure requests-failed True"), std::string::npos) << text;
+  EXPECT_EQ(text.find("keepalive-stale failure"), std::string::npos) << text;
+}
+
+TEST(ReportJunit, WithinTheBudgetTheRunPassesAndAnUnfinishedVerifyIsAnError) {
+  record::RunRecord run = naive_run();
+  EXPECT_EQ(parsed_junit(run, 1000).find("lab run failure"), std::string::npos);
+  run.engine = "verify";
+  std::erase_if(run.events, [](const record::Event& e) {
+    return e.kind == record::EventKind::rollout_finished;
+  });
+  std::string text = parsed_junit(run, 1000);
+  EXPECT_NE(text.find("verify run error inconclusive"), std::string::npos) << text;
+  EXPECT_NE(text.find(" 1 10\n"), std::string::npos) << text;  // errors="1"
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "sim/profile.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,7 +14,7 @@ namespace zerodrop::sim {
 namespace {
 
 std::string write_temp(const std::string& name, const std::string& text) {
-  auto path = std::filesystem::temp_directory_path() / name;
+  auto path = std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "-" + name);
   std::ofstream(path) << text;
   return path.string();
 }

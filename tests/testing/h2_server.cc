@@ -190,6 +190,11 @@ void H2Connection::act(int32_t id) {
 }
 
 void H2Connection::answer(int32_t id, H2Mode mode) {
+  if (closing_) {
+    // Already ended (one GOAWAY per connection: a second one with a higher last stream id, for
+    // a request read in the same batch, would break RFC 9113 §6.8 and fail the client's session).
+    return;
+  }
   bool grpc = options_.grpc == Grpc::on;
   std::string_view type = grpc ? "application/grpc" : "text/plain";
   std::string ok_body = grpc ? std::string(kEmptyMessage) : std::string("ok");

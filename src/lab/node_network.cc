@@ -1,0 +1,197 @@
+#include "lab/node_network.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <thread>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "base/error.h"
+#include "base/netns.h"
+
+extern char** environ;
+
+namespace zerodrop::lab {
+namespace {
+
+// iproute2's `ip ARGS`; "" or its error.
+std::string ip(Dataplane dataplane, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"ip"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_tool(dataplane, argv, "", "iproute2");
+}
+
+void ip_or_throw(Dataplane dataplane, const std::vector<std::string>& args) {
+  if (std::string error = ip(dataplane, args); !error.empty()) {
+    throw Error(
+        fmt::format("{}: ip {}: {}", dataplane_flag(dataplane), fmt::join(args, " "), error));
+  }
+}
+
+// Runs `work` on a thread in the namespace `netns` (-1: a new one), so that the `ip` it runs
+// works there; rethrows its Error.
+void in_namespace(Dataplane dataplane, int netns, const std::function<void()>& work) {
+  std::exception_ptr error;
+  std::thread([&] {
+    try {
+      if (netns < 0 ? ::unshare(CLONE_NEWNET) != 0 : !enter_namespace(netns)) {
+        throw Error(fmt::format("{}: cannot enter a network namespace: {}",
+                                dataplane_flag(dataplane), std::strerror(errno)));
+      }
+      work();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }).join();
+  if (error) {
+    std::rethrow_exception(error);
+  }
+}
+
+}  // namespace
+
+std::string run_tool(Dataplane dataplane, const std::vector<std::string>& args,
+                     const std::string& input, const std::string& package) {
+  std::vector<std::string> all = args;
+  std::vector<char*> argv;
+  for (std::string& a : all) {
+    argv.push_back(a.data());
+  }
+  argv.push_back(nullptr);
+  int in[2];
+  int err[2];
+  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+    throw Error(fmt::format("{}: pipe: {}", dataplane_flag(dataplane), std::strerror(errno)));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+  pid_t pid = 0;
+  int spawned = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(in[0]);
+  ::close(err[1]);
+  // The input is a few KiB at most: it fits the pipe, so writing it all before reading stderr
+  // cannot block on the child.
+  for (size_t done = 0; spawned == 0 && done < input.size();) {
+    ssize_t n = ::write(in[1], input.data() + done, input.size() - done);
+    if (n <= 0) {
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::close(in[1]);
+  std::string text;
+  char buffer[512];
+  for (ssize_t n; spawned == 0 && (n = ::read(err[0], buffer, sizeof buffer)) > 0;) {
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(err[0]);
+  if (spawned != 0) {
+    throw Error(fmt::format("{} needs {} ({}: {}); apt install {}", dataplane_flag(dataplane),
+                            args[0], args[0], std::strerror(spawned), package));
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    return {};
+  }
+  while (!text.empty() && text.back() == '\n') {
+    text.pop_back();
+  }
+  return text.empty() ? "failed" : text;
+}
+
+std::unique_ptr<NodeNetwork> NodeNetwork::create(int nodes, Dataplane dataplane) {
+  if (::geteuid() != 0) {
+    throw Error(dataplane_flag(dataplane)
+                + " needs root: each node is a network namespace with kube-proxy's rules and "
+                  "conntrack");
+  }
+  std::unique_ptr<NodeNetwork> network(new NodeNetwork());
+  network->dataplane_ = dataplane;
+  network->host_ = own_namespace();
+  for (int i = 1; i <= nodes; ++i) {
+    network->add_node(i);
+  }
+  network->claim_prefix();
+  for (int i = 1; i <= nodes; ++i) {
+    network->address_node(i);
+  }
+  return network;
+}
+
+NodeNetwork::~NodeNetwork() {
+  for (Node& n : nodes_) {
+    ::close(n.fd);
+  }
+  ::close(host_);
+}
+
+// A new namespace with lo up and a veth pair whose other end is in the host's namespace.
+void NodeNetwork::add_node(int index) {
+  Node node;
+  // Runs of one process (--runs) number their veths apart: the kernel removes an ended run's
+  // namespaces, and their veths, a moment after the run has closed them.
+  static std::atomic<int> generation{0};
+  if (index == 1) {
+    generation_ = generation++ % 100;
+  }
+  node.host_veth = fmt::format("zd{}.{}.{}", ::getpid(), generation_, index);
+  std::string host = fmt::format("/proc/{}/fd/{}", ::getpid(), host_);
+  in_namespace(dataplane_, -1, [&] {
+    node.fd = own_namespace();
+    ip_or_throw(dataplane_, {"link", "set", "lo", "up"});
+    ip_or_throw(dataplane_, {"link", "add", "eth0", "type", "veth", "peer", "name", node.host_veth,
+                             "netns", host});
+  });
+  nodes_.push_back(node);
+}
+
+// The first 10.B.0.0/17 no other lab holds: adding the same local route twice fails.
+void NodeNetwork::claim_prefix() {
+  for (int k = 0; k < 50; ++k) {
+    int b = 200 + (::getpid() + k) % 50;
+    std::string error = ip(dataplane_, {"route", "add", "local", fmt::format("10.{}.0.0/17", b),
+                                        "dev", nodes_.front().host_veth});
+    if (error.empty()) {
+      b_ = b;
+      pod_prefix_ = fmt::format("10.{}.", b);
+      return;
+    }
+    if (error.find("File exists") == std::string::npos) {
+      throw Error(fmt::format("{}: ip route add local 10.{}.0.0/17: {}", dataplane_flag(dataplane_),
+                              b, error));
+    }
+  }
+  throw Error(dataplane_flag(dataplane_)
+              + ": every 10.B.0.0/17 (B 200..249) is taken by other labs");
+}
+
+void NodeNetwork::address_node(int index) {
+  Node& node = nodes_.at(static_cast<size_t>(index - 1));
+  std::string gateway = fmt::format("10.{}.254.{}", b_, index);
+  node.address = fmt::format("10.{}.255.{}", b_, index);
+  ip_or_throw(dataplane_, {"addr", "add", gateway + "/32", "dev", node.host_veth});
+  ip_or_throw(dataplane_, {"link", "set", node.host_veth, "up"});
+  ip_or_throw(dataplane_, {"route", "add", node.address + "/32", "dev", node.host_veth});
+  in_namespace(dataplane_, node.fd, [&] {
+    ip_or_throw(dataplane_, {"addr", "add", node.address + "/32", "dev", "eth0"});
+    ip_or_throw(dataplane_, {"link", "set", "eth0", "up"});
+    ip_or_throw(dataplane_, {"route", "add", gateway + "/32", "dev", "eth0"});
+    ip_or_throw(dataplane_, {"route", "add", "default", "via", gateway, "dev", "eth0"});
+  });
+}
+
+}  // namespace zerodrop::lab
