@@ -5,9 +5,10 @@
 #          the schema-race example app)
 #   test   build + what the tests drive (Chromium for the HTML report, nginx pods, iproute2,
 #          nftables and iptables for `lab --dataplane nftables|iptables`, python3-grpcio and
-#          grpc++ for the gRPC example servers, PostgreSQL 15 for lab --db postgres, podman + runc for lab's containers and
-#          make image, busybox-static for the container tests' images), and Debian's kubectl 1.20
-#          unpacked, not installed, into /var/cache/zerodrop/kubectl-1.20 (scripts/fetch-kubectl-1.20.sh)
+#          grpc++ for the gRPC example servers, PostgreSQL 15 for lab --db postgres, podman + runc
+#          for lab's containers and make image, docker.io where no dockerd is installed,
+#          busybox-static for the container tests' images), and Debian's kubectl 1.20 unpacked,
+#          not installed, into /var/cache/zerodrop/kubectl-1.20 (scripts/fetch-kubectl-1.20.sh)
 #   bench  test + the peers the benchmarks measure against (nginx, wrk, hey, haproxy, hyperfine)
 set -euo pipefail
 
@@ -21,6 +22,9 @@ case "${1:-build}" in
   bench) want+=(chromium iproute2 nftables iptables procps util-linux python3 curl python3-jsonschema openssl nginx-light wrk hey haproxy hyperfine time nghttp2-client postgresql-15 podman runc busybox-static) ;;
   *) echo "setup.sh: error: unknown profile '$1' (expected build, test or bench)" >&2; exit 2 ;;
 esac
+# docker.io for tests/e2e/lab_docker.sh, which runs a private dockerd of its own; only where no
+# dockerd is installed (a host's own docker, docker-ce say, stays as it is).
+case "${1:-build}" in test | bench) command -v dockerd >/dev/null || want+=(docker.io) ;; esac
 
 # kubectl 1.20 for the lab's API test, beside (never instead of) the kubectl on PATH; a failed
 # download only warns: that test then skips, saying why.
@@ -50,5 +54,15 @@ fi
 echo "setup.sh: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# No service starts while installing (policy-rc.d, honoured by invoke-rc.d and deb-systemd-invoke):
+# docker.io's daemon would start with its defaults, a bridge and iptables rules, on a host with an
+# init; the tests start the servers they need themselves.
+held=
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && held=1
+fi
+status=0
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || status=$?
+[ -z "$held" ] || rm -f /usr/sbin/policy-rc.d
+[ "$status" -eq 0 ] || exit "$status"
 fetch_kubectl_120 "${1:-build}"

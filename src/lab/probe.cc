@@ -197,7 +197,7 @@ private:
   std::string words_path_;
 };
 
-// A file for the runtime's error output of one exec in a container.
+// A file for the output of one exec in a container (the runtime's and the command's).
 std::string words_file() {
   std::string path = (std::filesystem::temp_directory_path() / "zerodrop-exec-XXXXXX").string();
   int fd = ::mkstemp(path.data());
@@ -218,9 +218,12 @@ std::shared_ptr<Check> Check::start(asio::io_context& io, const ProbeSpec& spec,
     try {
       std::vector<std::string> argv = target.exec_prefix;
       argv.insert(argv.end(), spec.command.begin(), spec.command.end());
-      Subprocess process =
-          Subprocess::spawn({argv, inside ? target.exec_env : target.env, target.log_path,
-                             words.empty() ? target.log_path : words});
+      // In a container, all the runtime prints goes to the words: docker writes its own errors
+      // ("OCI runtime exec failed: … executable file not found") to stdout, podman to stderr,
+      // and the kubelet quotes a failed exec's whole output, never the container's log.
+      std::string out = words.empty() ? target.log_path : words;
+      Subprocess process = Subprocess::spawn(
+          {argv, inside ? target.exec_env : target.env, inside ? out : target.log_path, out});
       auto check = std::make_shared<ExecCheck>(io, std::move(process), timeout, std::move(done),
                                                std::move(words));
       check->begin();

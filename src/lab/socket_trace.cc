@@ -36,9 +36,11 @@ constexpr size_t kSaddr = 32;
 constexpr size_t kDaddr = 36;
 constexpr size_t kSetStateSize = 40;
 
-// common_flags bits (TRACE_FLAG_*): the record was taken in an interrupt, on a packet's arrival,
-// not in a process's own call.
-constexpr uint8_t kInInterrupt = 0x08 | 0x10 | 0x20;  // hardirq, softirq, NMI
+// common_flags bits (TRACE_FLAG_*, include/linux/trace_events.h): the record was taken in an
+// interrupt, on a packet's arrival, not in a process's own call. 0x20 is PREEMPT_RESCHED, set
+// in a process's own call whenever the scheduler wants the CPU back (often on a loaded host):
+// counting it as an interrupt lost closes at random.
+constexpr uint8_t kInInterrupt = 0x08 | 0x10 | 0x40;  // hardirq, softirq, NMI
 
 enum TcpState { established = 1, fin_wait1 = 4, close_state = 7, close_wait = 8, last_ack = 9 };
 

@@ -2,9 +2,10 @@
 set -euo pipefail
 : "${ZERODROP:?set ZERODROP to the zerodrop binary (ctest does)}"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/zerodrop-e2e.XXXXXX")
-# E2E_KEEP=1 keeps the folder of a failed test for a look (its path goes to stderr).
+# E2E_KEEP=1 keeps the folder of a failed test for a look (its path goes to stderr). A script's
+# own exit trap that calls cleanup passes the status it exits with.
 cleanup() {
-  local status=$? pids
+  local status=${1:-$?} pids
   pids=$(jobs -p || true)
   [ -n "$pids" ] && kill $pids 2>/dev/null || true
   if [ "${E2E_KEEP:-0}" = 1 ] && [ "$status" -ne 0 ] && [ "$status" -ne 77 ]; then

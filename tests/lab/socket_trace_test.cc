@@ -87,7 +87,7 @@ TEST_F(SocketTraceTest, AnIdleCloseIsTheProcesssOwnFin) {
   SocketAddress peer = name_of(server, true);
   close(server);
   auto c = close_of(local, peer);
-  ASSERT_TRUE(c);
+  ASSERT_TRUE(c) << "records lost: " << trace_->lost();
   EXPECT_FALSE(c->by_exit);
   EXPECT_FALSE(c->reset);
   EXPECT_EQ(c->tid, gettid());
@@ -105,7 +105,7 @@ TEST_F(SocketTraceTest, ACloseWithARequestUnreadIsAReset) {
   SocketAddress peer = name_of(server, true);
   close(server);
   auto c = close_of(local, peer);
-  ASSERT_TRUE(c);
+  ASSERT_TRUE(c) << "records lost: " << trace_->lost();
   EXPECT_FALSE(c->by_exit);
   EXPECT_TRUE(c->reset);
   close(client);
@@ -124,20 +124,27 @@ TEST_F(SocketTraceTest, AnExitClosesWhatTheProcessHeld) {
   SocketAddress idle_peer = name_of(idle, true);
   SocketAddress busy_local = name_of(busy, false);
   SocketAddress busy_peer = name_of(busy, true);
+  int go[2];
+  ASSERT_EQ(pipe(go), 0);
   pid_t child = fork();
   if (child == 0) {
-    std::this_thread::sleep_for(50ms);
+    char c;
+    close(go[1]);
+    (void)!read(go[0], &c, 1);  // exits once the request sits unread, however slow the host
     _exit(0);
   }
+  close(go[0]);
   close(idle);  // the child holds the only descriptors now
   close(busy);
   ASSERT_EQ(write(busy_client, "GET / HTTP/1.1\r\n\r\n", 18), 18);
+  std::this_thread::sleep_for(20ms);  // in the child's socket, unread
+  close(go[1]);
   int status = 0;
   waitpid(child, &status, 0);
   auto i = close_of(idle_local, idle_peer);
   auto b = close_of(busy_local, busy_peer);
-  ASSERT_TRUE(i);
-  ASSERT_TRUE(b);
+  ASSERT_TRUE(i) << "records lost: " << trace_->lost();
+  ASSERT_TRUE(b) << "records lost: " << trace_->lost();
   EXPECT_TRUE(i->by_exit);
   EXPECT_FALSE(i->reset);
   EXPECT_TRUE(b->by_exit);
@@ -158,7 +165,7 @@ TEST_F(SocketTraceTest, ABacklogConnectionIsResetByTheListenersClose) {
   std::this_thread::sleep_for(10ms);
   close(l);
   auto c = close_of(local, peer);
-  ASSERT_TRUE(c);
+  ASSERT_TRUE(c) << "records lost: " << trace_->lost();
   EXPECT_FALSE(c->by_exit);
   EXPECT_TRUE(c->reset);
   close(client);
