@@ -68,7 +68,8 @@ void add_flags(CLI::App& app, Flags& f) {
   app.footer(R"(
 Started by 'zerodrop verify' as an Indexed Job, one pod per node. Writes one JSON object a line
 on stdout (hello, bucket per backend per 100 ms, req per failed request or with --records all per
-request, summary, bye), which verify follows through the API's pods/log. SIGTERM (the Job's deletion) ends the load; in-flight requests finish first.)");
+request, summary, bye), which verify follows through the API's pods/log. SIGTERM (the Job's
+deletion) ends the load; in-flight requests finish first.)");
 }
 
 int run_agent(const Flags& f) {

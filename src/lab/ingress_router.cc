@@ -363,7 +363,8 @@ public:
 
   // The ingress said it could not connect to the pod it names: that backend connection was
   // refused, as the l7 router records it itself.
-  void join_report(record::RequestRecord& r) const override {
+  void join_report(record::RequestRecord& r,
+                   const std::optional<ClientConnection>& /*connection*/) const override {
     auto failure = http::proxy_failure_from_string(r.router_error);
     if (r.backend.empty()
         || (failure != http::ProxyFailure::connect_refused

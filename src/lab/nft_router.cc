@@ -118,11 +118,14 @@ public:
 
   // The backend fate of a request the pod's end of the connection broke, from the kernel's
   // account of that end's close (the client is the load itself: no proxy saw the pod's side).
-  void join_report(record::RequestRecord& r) const override {
+  // `c` is the connection the caller joined: the lab's load joins as each request ends, to the
+  // port's latest connection, whose conntrack event may have been read (and stamped) after the
+  // request ended on a loaded host; looking it up again by that stamp would miss it.
+  void join_report(record::RequestRecord& r,
+                   const std::optional<ClientConnection>& c) const override {
     if (recorder_ == nullptr || r.local_port == 0) {
       return;
     }
-    std::optional<ClientConnection> c = connection_by(r.local_port, recorder_->start() + r.done);
     if (!c || c->pod.empty()) {
       return;
     }

@@ -130,8 +130,14 @@ public:
   virtual bool settled() const { return true; }
 
   // Adds to `request` what the router itself reported about it (a real ingress: a failed
-  // connect to the pod it names is a refused backend connection). Nothing by default.
-  virtual void join_report(record::RequestRecord& request) const { (void)request; }
+  // connect to the pod it names is a refused backend connection; the kernel's datapath: what
+  // became of the pod's end of `connection`, the client connection the caller joined `request`
+  // to). Nothing by default.
+  virtual void join_report(record::RequestRecord& request,
+                           const std::optional<ClientConnection>& connection) const {
+    (void)request;
+    (void)connection;
+  }
 };
 
 }  // namespace zerodrop::lab

@@ -23,7 +23,7 @@ void join_report(const Router& router, const std::optional<ClientConnection>& co
       }
     }
   }
-  router.join_report(r);
+  router.join_report(r, connection);
 }
 
 Traffic::Traffic(load::Options options, const std::string& method, const std::string& path,

@@ -278,7 +278,17 @@ TEST(Http2, CloseMidStreamIsTruncated) {
   Result r = run_h2({.mode = H2Mode::close_mid_stream});
   expect_only(r, {Outcome::truncated_response, Outcome::closed_before_response,
                   Outcome::reset_during_response, Outcome::reset_before_response});
-  EXPECT_GT(r.summary.outcomes[index(Outcome::truncated_response)], r.summary.requests / 2);
+  // Each connection truncates the answer it started; how many more requests a connection took
+  // before its close was seen depends on the machine's speed, so only this is exact: some answer
+  // was cut, and every request that got a byte of its answer is counted as cut.
+  EXPECT_GT(r.summary.outcomes[index(Outcome::truncated_response)], 0u);
+  for (const record::RequestRecord& rec : r.records) {
+    if (rec.first_byte) {
+      EXPECT_TRUE(rec.outcome == Outcome::truncated_response
+                  || rec.outcome == Outcome::reset_during_response)
+          << "seq " << rec.seq << ": " << record::to_string(rec.outcome);
+    }
+  }
 }
 
 TEST(Http2, StallTimesOutAndKeepsTheConnection) {
