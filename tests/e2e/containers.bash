@@ -93,3 +93,61 @@ expect_sigkill_leaves_nothing() {
   [ -z "$left" ] || fail "containers left after SIGKILL: $left"
   echo "sigkill: no container left"
 }
+
+# The busybox image (busybox-static at a path of the image only, STOPSIGNAL SIGUSR1, a page to
+# serve), and a first container of it: skips when the runtime cannot run one on this host.
+prepare_busybox() {
+  mkdir -p "$WORK/bin" "$WORK/www"
+  cp /bin/busybox "$WORK/bin/busybox"
+  echo ok >"$WORK/www/index.html"
+  build_image busybox 'STOPSIGNAL SIGUSR1\nENTRYPOINT ["'"$WORK"'/bin/busybox"]' \
+    "$WORK/bin/busybox" "$WORK/www/index.html"
+  if ! rt run --rm --pull never --network host "localhost/zerodrop-test-busybox:$tag" true \
+    >"$WORK/probe.log" 2>&1; then
+    cat "$WORK/probe.log"; skip "$runtime cannot run a container on this host"
+  fi
+}
+
+# An exec preStop in an image without sleep: the hook fails inside the container, in the
+# runtime's words, and naive's stop at SIGTERM then races the routers. Needs the examples image.
+expect_exec_prestop_fails_and_races() {
+  manifest no-sleep examples "[$BUILD_DIR/examples/naive]" '{exec: {command: [sleep, "2"]}}'
+  propagation=4s lab no-sleep --no-keepalive
+  expect_rc no-sleep 1
+  expect_grep 'executable file not found.*"kind":"prestop_failed"' "$WORK/no-sleep/events.ndjson"
+  expect_grep "pods run image localhost/zerodrop-test-examples:[0-9]+ in $runtime containers" \
+    "$WORK/no-sleep/events.ndjson"
+  expect_grep 'container zd-.*"kind":"pod_started"' "$WORK/no-sleep/events.ndjson"
+  expect_hole no-sleep deregistration-race
+  tr -s ' \n' ' ' <"$WORK/no-sleep.out" >"$WORK/no-sleep.flat"  # the terminal report wraps lines
+  expect_grep "deregistration-race.*its preStop hook failed at [0-9.]+ s \(exit code 12[67]: .*executable file not found" \
+    "$WORK/no-sleep.flat"
+  echo "no-sleep: preStop failed in the container, deregistration-race, $(failed "$WORK/no-sleep") failed"
+}
+
+# busybox httpd as PID 1 has no handler for the image's STOPSIGNAL (SIGUSR1): the kernel drops
+# it, and the pod is killed at grace. The manifest's readiness probe runs a program only the image
+# has (for the SIGKILL case; the rollout probes tcp: a runtime exec takes up to ~1 s here).
+expect_busybox_drops_its_stop_signal() {
+  manifest busybox busybox \
+    "[$WORK/bin/busybox, httpd, -f, -h, $WORK/www, -p, '\$(POD_IP):\$(PORT)']" 'null' \
+    "        readinessProbe: {exec: {command: [$WORK/bin/busybox, 'true']}, timeoutSeconds: 10}"
+  rm -f "$WORK/bin/busybox"  # only the image has it now
+  lab busybox --no-keepalive --readiness tcp
+  [ "$rc" = 0 ] || [ "$rc" = 1 ] || expect_rc busybox 0
+  expect_grep '"detail":"stop signal SIGUSR1"' "$WORK/busybox/events.ndjson"
+  expect_grep 'has no handler for SIGUSR1.*"kind":"signal_ignored"' "$WORK/busybox/events.ndjson"
+  expect_grep '"grace period over: SIGKILL' "$WORK/busybox/events.ndjson"
+  echo "busybox: the image's STOPSIGNAL dropped by PID 1, SIGKILL at grace"
+}
+
+# expect_missing_image WORDS: an image not in the store is one line naming it and the runtime's
+# WORDS (ERE), before any pod. Uses the busybox manifest.
+expect_missing_image() {
+  sed "s|zerodrop-test-busybox:$tag|zerodrop-test-missing:$tag|" "$WORK/busybox.yaml" \
+    >"$WORK/missing.yaml"
+  expect_exit 2 "$ZERODROP" lab -f "$WORK/missing.yaml" --runtime "$runtime"
+  expect_grep "^zerodrop: error: image 'localhost/zerodrop-test-missing:$tag': $runtime image inspect: .*$1" \
+    "$WORK/err"
+  echo "missing image: one line"
+}

@@ -21,31 +21,13 @@ rt() { command podman --runtime runc --cgroup-manager cgroupfs --storage-driver 
 runtime=podman
 source "$(dirname "$0")/containers.bash"
 
-mkdir -p "$WORK/bin" "$WORK/www"
-cp /bin/busybox "$WORK/bin/busybox"  # at a path of the image only, for the exec probe below
-echo ok >"$WORK/www/index.html"
-build_image busybox 'STOPSIGNAL SIGUSR1\nENTRYPOINT ["'"$WORK"'/bin/busybox"]' "$WORK/bin/busybox" \
-  "$WORK/www/index.html"
-if ! rt run --rm --pull never --network host "localhost/zerodrop-test-busybox:$tag" true \
-  >"$WORK/probe.log" 2>&1; then
-  cat "$WORK/probe.log"; skip "podman cannot run a container on this host"
-fi
+prepare_busybox
 build_image examples "" "$BUILD_DIR/examples/naive" "$BUILD_DIR/examples/close-listener" \
   "$BUILD_DIR/examples/graceful"
 
 port=$(free_port)
 
-# An exec preStop in an image without sleep: the hook fails inside the container, in the
-# runtime's words, and naive's stop at SIGTERM then races the routers.
-manifest no-sleep examples "[$BUILD_DIR/examples/naive]" '{exec: {command: [sleep, "2"]}}'
-propagation=4s lab no-sleep --no-keepalive
-expect_rc no-sleep 1
-expect_grep 'executable file not found.*"kind":"prestop_failed"' "$WORK/no-sleep/events.ndjson"
-expect_grep 'container zd-.*"kind":"pod_started"' "$WORK/no-sleep/events.ndjson"
-expect_hole no-sleep deregistration-race
-tr -s ' \n' ' ' <"$WORK/no-sleep.out" >"$WORK/no-sleep.flat"  # the terminal report wraps lines
-expect_grep "deregistration-race.*its preStop hook failed at [0-9.]+ s \(exit code 127: .*executable file not found" "$WORK/no-sleep.flat"
-echo "no-sleep: preStop failed in the container, deregistration-race, $(failed "$WORK/no-sleep") failed"
+expect_exec_prestop_fails_and_races
 
 # kubelet's own sleep action needs nothing from the image.
 manifest native-sleep examples "[$BUILD_DIR/examples/naive]" '{sleep: {seconds: 1}}'
@@ -69,23 +51,7 @@ expect_rc graceful 0
 expect_grep "of localhost/zerodrop-test-examples-b:$tag .*\"pod\":\"pod-3\"" "$WORK/graceful/events.ndjson"
 echo "graceful: 0 failed of $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["load"]["requests"])' "$WORK/graceful/report.json")"
 
-# busybox httpd as PID 1 has no handler for the image's STOPSIGNAL (SIGUSR1): the kernel drops
-# it, and the pod is killed at grace. Its manifest's readiness probe runs a program only the
-# image has (used by the SIGKILL case below; the rollout probes tcp: each podman exec takes ~1 s).
-manifest busybox busybox "[$WORK/bin/busybox, httpd, -f, -h, $WORK/www, -p, '\$(POD_IP):\$(PORT)']" 'null' \
-  "        readinessProbe: {exec: {command: [$WORK/bin/busybox, 'true']}, timeoutSeconds: 10}"
-rm -f "$WORK/bin/busybox"  # only the image has it now
-lab busybox --no-keepalive --readiness tcp
-[ "$rc" = 0 ] || [ "$rc" = 1 ] || expect_rc busybox 0
-expect_grep '"detail":"stop signal SIGUSR1"' "$WORK/busybox/events.ndjson"
-expect_grep 'has no handler for SIGUSR1.*"kind":"signal_ignored"' "$WORK/busybox/events.ndjson"
-expect_grep '"grace period over: SIGKILL' "$WORK/busybox/events.ndjson"
-echo "busybox: the image's STOPSIGNAL dropped by PID 1, SIGKILL at grace"
-
+expect_busybox_drops_its_stop_signal
 expect_sigkill_leaves_nothing busybox
 
-# A missing image: one line naming it and the runtime's words, before any pod.
-sed "s|zerodrop-test-busybox:$tag|zerodrop-test-missing:$tag|" "$WORK/busybox.yaml" >"$WORK/missing.yaml"
-expect_exit 2 "$ZERODROP" lab -f "$WORK/missing.yaml" --runtime podman
-expect_grep "^zerodrop: error: image 'localhost/zerodrop-test-missing:$tag': podman image inspect: .*image not known" "$WORK/err"
-echo "missing image: one line"
+expect_missing_image "image not known"

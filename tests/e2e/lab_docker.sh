@@ -43,29 +43,11 @@ for _ in $(seq 300); do
 done
 rt version >/dev/null 2>&1 || { tail -5 "$WORK/dockerd.log"; skip "dockerd cannot start on this host"; }
 
-mkdir -p "$WORK/bin" "$WORK/www"
-cp /bin/busybox "$WORK/bin/busybox"  # at a path of the image only, for the exec probe below
-echo ok >"$WORK/www/index.html"
-build_image busybox 'STOPSIGNAL SIGUSR1\nENTRYPOINT ["'"$WORK"'/bin/busybox"]' "$WORK/bin/busybox" \
-  "$WORK/www/index.html"
-if ! rt run --rm --pull never --network host "localhost/zerodrop-test-busybox:$tag" true \
-  >"$WORK/probe.log" 2>&1; then
-  cat "$WORK/probe.log"; skip "docker cannot run a container on this host"
-fi
+prepare_busybox
 build_image examples "" "$BUILD_DIR/examples/naive" "$BUILD_DIR/examples/graceful"
 port=$(free_port)
 
-# An exec preStop in an image without sleep fails inside the container, in docker's words.
-manifest no-sleep examples "[$BUILD_DIR/examples/naive]" '{exec: {command: [sleep, "2"]}}'
-propagation=4s lab no-sleep --no-keepalive
-expect_rc no-sleep 1
-expect_grep 'executable file not found.*"kind":"prestop_failed"' "$WORK/no-sleep/events.ndjson"
-expect_grep 'pods run image localhost/zerodrop-test-examples:[0-9]+ in docker containers' \
-  "$WORK/no-sleep/events.ndjson"
-expect_hole no-sleep deregistration-race
-tr -s ' \n' ' ' <"$WORK/no-sleep.out" >"$WORK/no-sleep.flat"  # the terminal report wraps lines
-expect_grep "deregistration-race.*its preStop hook failed at [0-9.]+ s \(.*executable file not found" "$WORK/no-sleep.flat"
-echo "no-sleep: preStop failed in the container, deregistration-race, $(failed "$WORK/no-sleep") failed"
+expect_exec_prestop_fails_and_races  # in docker's words, printed on its standard output
 
 manifest graceful examples "[$BUILD_DIR/examples/graceful]" '{sleep: {seconds: 1}}'
 lab graceful
@@ -73,20 +55,7 @@ expect_rc graceful 0
 [ "$(failed "$WORK/graceful")" = 0 ] || fail "graceful: requests failed"
 echo "graceful: 0 failed"
 
-# busybox httpd as PID 1 drops the image's STOPSIGNAL (SIGUSR1); the pod is killed at grace.
-manifest busybox busybox "[$WORK/bin/busybox, httpd, -f, -h, $WORK/www, -p, '\$(POD_IP):\$(PORT)']" 'null'
-rm -f "$WORK/bin/busybox"  # only the image has it now
-lab busybox --no-keepalive --readiness tcp
-[ "$rc" = 0 ] || [ "$rc" = 1 ] || expect_rc busybox 0
-expect_grep '"detail":"stop signal SIGUSR1"' "$WORK/busybox/events.ndjson"
-expect_grep 'has no handler for SIGUSR1.*"kind":"signal_ignored"' "$WORK/busybox/events.ndjson"
-expect_grep '"grace period over: SIGKILL' "$WORK/busybox/events.ndjson"
-echo "busybox: the image's STOPSIGNAL dropped by PID 1, SIGKILL at grace"
-
+expect_busybox_drops_its_stop_signal
 expect_sigkill_leaves_nothing busybox
 
-# A missing image: one line naming it and docker's words, before any pod.
-sed "s|zerodrop-test-busybox:$tag|zerodrop-test-missing:$tag|" "$WORK/busybox.yaml" >"$WORK/missing.yaml"
-expect_exit 2 "$ZERODROP" lab -f "$WORK/missing.yaml" --runtime docker
-expect_grep "^zerodrop: error: image 'localhost/zerodrop-test-missing:$tag': docker image inspect: .*[Nn]o such image" "$WORK/err"
-echo "missing image: one line"
+expect_missing_image "[Nn]o such image"
