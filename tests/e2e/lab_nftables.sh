@@ -43,7 +43,10 @@ run_nft() {
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 unjoined = [r for r in rows if not r.get("backend", "").startswith("pod-")]
-assert not unjoined, unjoined[:3]
+# A connect that timed out with no conntrack event naming its pod: seen once in about fifteen
+# runs (docs/lab.md, "A connect lost in the kernel"); at most one, and nothing else unjoined.
+dropped = [r for r in unjoined if r["class"] == "connect_timeout" and not r.get("backend")]
+assert len(dropped) <= 1 and len(unjoined) == len(dropped), unjoined[:3]
 # The kernel's account of the pods' closes (the socket trace, as root) gives every request the
 # pod's end of its connection broke a backend fate, as the l4 router does.
 broken = [r for r in rows if r["class"] in ("reset_before_response", "closed_before_response")]
@@ -55,7 +58,17 @@ for example in naive close-listener; do
   run_nft "$dp-$example" "$example" --prestop none
   expect_failures "$dp-$example"
   check_holes "$dp-$example" --has deregistration-race \
-    --only deregistration-race,no-drain,keepalive-stale
+    --only deregistration-race,no-drain,keepalive-stale,unexplained
+  # unexplained only for that lost connect, the diagnosis saying so (it names no pod).
+  python3 - "$WORK/$dp-$example" <<'PY' || { show "$dp-$example"; fail "$dp-$example: unexplained"; }
+import json, sys
+d = sys.argv[1]
+requests = {r["seq"]: r for r in map(json.loads, open(d + "/requests.ndjson"))}
+odd = [f for f in json.load(open(d + "/report.json"))["failed_requests"]
+       if f["hole"] == "unexplained" and (requests[f["seq"]]["class"] != "connect_timeout"
+                                          or requests[f["seq"]].get("backend"))]
+assert not odd, odd[:3]
+PY
   # The refused connects kept their source port, so conntrack named their pod.
   [ "$(grep '"class":"connect_refused"' "$WORK/$dp-$example/requests.ndjson" \
     | grep -c '"backend":"pod-')" -gt 0 ] || { show "$dp-$example"; fail "no refused connect named"; }
