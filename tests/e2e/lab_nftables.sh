@@ -43,8 +43,8 @@ run_nft() {
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 unjoined = [r for r in rows if not r.get("backend", "").startswith("pod-")]
-# A connect that timed out with no conntrack event naming its pod: seen once in about fifteen
-# runs (docs/lab.md, "A connect lost in the kernel"); at most one, and nothing else unjoined.
+# A connect that timed out with no conntrack event naming its pod: seen once in about 25 runs
+# (docs/lab.md, "A connect lost in the kernel"); at most one, and nothing else unjoined.
 dropped = [r for r in unjoined if r["class"] == "connect_timeout" and not r.get("backend")]
 assert len(dropped) <= 1 and len(unjoined) == len(dropped), unjoined[:3]
 # The kernel's account of the pods' closes (the socket trace, as root) gives every request the
