@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "http/h2_nv.h"
 #include "http/h2_proxy.h"
 #include "http/proxy_exchange.h"
 
@@ -24,12 +25,6 @@ constexpr std::string_view kBackendHeader = "x-pod-name";
 
 H2Downstream& self_of(void* user) {
   return *static_cast<H2Downstream*>(user);
-}
-
-nghttp2_nv nv(std::string_view name, std::string_view value) {
-  return {reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
-          reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(), value.size(),
-          NGHTTP2_NV_FLAG_NONE};
 }
 
 int on_begin_headers(nghttp2_session*, const nghttp2_frame* frame, void* user) {
@@ -101,7 +96,7 @@ ssize_t read_response_body(nghttp2_session* s, int32_t id, uint8_t* buf, size_t 
       *flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
       std::vector<nghttp2_nv> nva;
       for (const Header& h : ex->trailers) {
-        nva.push_back(nv(h.first, h.second));
+        nva.push_back(h2_nv(h.first, h.second));
       }
       nghttp2_submit_trailer(s, id, nva.data(), nva.size());
     }
@@ -233,11 +228,11 @@ void H2Downstream::relay(int32_t id, H2Exchange& ex) {
   std::vector<nghttp2_nv> nva;
   bool named = ex.tried.empty();
   for (const Header& h : ex.response) {
-    nva.push_back(nv(h.first, h.second));
+    nva.push_back(h2_nv(h.first, h.second));
     named = named || h.first == kBackendHeader;
   }
   if (!named) {
-    nva.push_back(nv(kBackendHeader, ex.tried.back()));
+    nva.push_back(h2_nv(kBackendHeader, ex.tried.back()));
   }
   ex.response_relayed = 0;
   nghttp2_data_provider body{};
@@ -260,18 +255,18 @@ void H2Downstream::fail(int32_t id, H2Exchange& ex) {
       fmt::format("{}: {}{}", router_.who(), why, pod.empty() ? "" : " at " + pod);
   std::string status_text = ex.grpc ? "200" : code;  // nva points into it: it outlives the call
   std::vector<nghttp2_nv> nva;
-  nva.push_back(nv(":status", status_text));
+  nva.push_back(h2_nv(":status", status_text));
   if (ex.grpc) {
-    nva.push_back(nv("content-type", "application/grpc"));
-    nva.push_back(nv("grpc-status", code));
-    nva.push_back(nv("grpc-message", message));
+    nva.push_back(h2_nv("content-type", "application/grpc"));
+    nva.push_back(h2_nv("grpc-status", code));
+    nva.push_back(h2_nv("grpc-message", message));
   } else {
-    nva.push_back(nv("content-type", "text/plain"));
+    nva.push_back(h2_nv("content-type", "text/plain"));
   }
   if (!pod.empty()) {
-    nva.push_back(nv(kBackendHeader, pod));
+    nva.push_back(h2_nv(kBackendHeader, pod));
   }
-  nva.push_back(nv("x-zerodrop-router-error", why));
+  nva.push_back(h2_nv("x-zerodrop-router-error", why));
   ex.response_body = ex.grpc ? "" : message + "\n";
   ex.trailers.clear();
   ex.response_relayed = 0;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <nghttp2/nghttp2.h>
 
+#include "http/h2_nv.h"
 #include "http/proxy_exchange.h"
 
 namespace zerodrop::http {
@@ -122,12 +123,6 @@ nghttp2_session_callbacks* upstream_callbacks() {
   return table;
 }
 
-nghttp2_nv nv(const H2Exchange::Header& h) {
-  return {reinterpret_cast<uint8_t*>(const_cast<char*>(h.first.data())),
-          reinterpret_cast<uint8_t*>(const_cast<char*>(h.second.data())), h.first.size(),
-          h.second.size(), NGHTTP2_NV_FLAG_NONE};
-}
-
 }  // namespace
 
 void H2Exchange::reset_attempt() {
@@ -241,7 +236,7 @@ void H2Upstream::send(const std::shared_ptr<H2Exchange>& ex) {
   std::vector<nghttp2_nv> nva;
   nva.reserve(ex->request.size());
   for (const H2Exchange::Header& h : ex->request) {
-    nva.push_back(nv(h));
+    nva.push_back(h2_nv(h.first, h.second));
   }
   nghttp2_data_provider body{};
   body.source.ptr = ex.get();

@@ -9,6 +9,7 @@
 #include <boost/asio.hpp>
 #include <fmt/format.h>
 
+#include "http/h2_nv.h"
 #include "load/grpc.h"
 
 namespace zerodrop::lab {
@@ -38,12 +39,6 @@ std::optional<uint64_t> varint(std::string_view in, size_t& at) {
 
 std::string_view view(const uint8_t* data, size_t size) {
   return {reinterpret_cast<const char*>(data), size};
-}
-
-nghttp2_nv header(std::string_view name, std::string_view value) {
-  return {reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
-          reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(), value.size(),
-          NGHTTP2_NV_FLAG_NONE};
 }
 
 // One probe: connect, SETTINGS and the Check request, then the response's headers, message and
@@ -232,13 +227,13 @@ void GrpcCheck::connected(error_code ec) {
   }
   nghttp2_session_client_new(&session_, callbacks(), this);
   nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, nullptr, 0);
-  const nghttp2_nv nva[] = {header(":method", "POST"),
-                            header(":scheme", "http"),
-                            header(":authority", authority_),
-                            header(":path", kHealthPath),
-                            header("content-type", "application/grpc"),
-                            header("te", "trailers"),
-                            header("user-agent", "kube-probe/zerodrop-lab")};
+  const nghttp2_nv nva[] = {http::h2_nv(":method", "POST"),
+                            http::h2_nv(":scheme", "http"),
+                            http::h2_nv(":authority", authority_),
+                            http::h2_nv(":path", kHealthPath),
+                            http::h2_nv("content-type", "application/grpc"),
+                            http::h2_nv("te", "trailers"),
+                            http::h2_nv("user-agent", "kube-probe/zerodrop-lab")};
   nghttp2_data_provider provider{};
   provider.read_callback = read_body;
   int32_t id = nghttp2_submit_request(session_, nullptr, nva, std::size(nva), &provider, nullptr);

@@ -7,6 +7,7 @@
 #include <boost/asio/ssl/error.hpp>
 #include <fmt/format.h>
 
+#include "http/h2_nv.h"
 #include "http/proxy_failure.h"
 #include "load/http2_frames.h"
 #include "load/plan.h"
@@ -112,9 +113,7 @@ void Http2Session::submit(Slot& slot, TimePoint now) {
   const PlanTarget& target = plan_.targets[slot.stream.request.target];
   nva.clear();
   auto add = [](std::string_view name, std::string_view value) {
-    nva.push_back({reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
-                   reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(),
-                   value.size(), NGHTTP2_NV_FLAG_NONE});
+    nva.push_back(http::h2_nv(name, value));
   };
   for (const auto& [name, value] : target.h2_headers) {
     add(name, value);
