@@ -133,13 +133,27 @@ fi
   --port '{port}' >"$WORK/killed.out" 2>&1 &
 lab=$!
 for _ in $(seq 100); do
-  [ "$(grep -c '"router_applied"' "$WORK/killed/events.ndjson" 2>/dev/null)" -ge 2 ] && break
+  applied=$(grep -c '"router_applied"' "$WORK/killed/events.ndjson" 2>/dev/null || true)
+  [ "${applied:-0}" -ge 2 ] && break
   sleep 0.1
 done
 veths=$(ip -o link show | grep -o "zd${lab}\.[0-9]*\.[0-9]*" | sort -u | tr '\n' ' ')
 [ "$(echo "$veths" | wc -w)" = 2 ] || { cat "$WORK/killed.out"; fail "expected 2 veths, got: $veths"; }
 prefix=$(grep -o 'pods listen on 10\.[0-9]*\.' "$WORK/killed/events.ndjson" | head -1 | cut -d' ' -f4)
-ip route show table local | grep -q "^local ${prefix}0.0/17 " || fail "no local route ${prefix}0.0/17"
+# Seen once in CI: the route missing from the local table while the lab's two veths were there.
+# The cause is not known (not seen in 30 runs of this case alone nor in 10 of this script), so ask
+# for 2 s, and if it stays missing say whether the lab still runs, what it printed and what the
+# table holds.
+for _ in $(seq 20); do
+  routed=$(ip route show table local 2>/dev/null | grep "^local ${prefix}0.0/17 " || true)
+  [ -n "$routed" ] && break
+  sleep 0.1
+done
+if [ -z "$routed" ]; then
+  kill -0 "$lab" 2>/dev/null && echo "the lab is running" || echo "the lab has exited"
+  cat "$WORK/killed.out"; ip route show table local | grep -v '^local 127\.'
+  fail "no local route ${prefix}0.0/17"
+fi
 sleep 1  # the load runs: conntrack entries in the nodes' namespaces
 kill -KILL "$lab"
 wait "$lab" 2>/dev/null || true
