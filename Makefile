@@ -54,7 +54,7 @@ image: build
 # Every test: unit and end-to-end on the optimised build, then again under ASan+UBSan (all but the
 # end-to-end tests labelled `timing`, whose millisecond ordering an instrumented build skews; each
 # unit-test binary is one test there, all its cases in one process, as a sanitized start costs
-# 0.67 s of CPU: `BINARY --gtest_filter=Suite.Case` reruns one case).
+# ~0.3 s of CPU: `BINARY --gtest_filter=Suite.Case` reruns one case).
 # Tests labelled `slow` (the whole sim-versus-lab matrix, ~12 min) run with `make test-slow`.
 # The optimised suite mostly waits (lab runs wait out propagation delays and grace periods), so
 # the ASan build compiles meanwhile at idle priority: SCHED_IDLE (chrt, util-linux) runs it only
