@@ -2,7 +2,7 @@
 # Resident memory of `zerodrop load` does not grow with the number of requests: peak RSS after
 # 1,000,000 requests vs after 100,000 (closed loop, 64 connections, against nginx-light on
 # loopback), then 1,000,000 again with --records streaming to /dev/null.
-# Target (issue 2): the 1M run within 10 % (+1 MiB) of the 100k run, with or without --records.
+# Target: the 1M run within 10 % (+1 MiB) of the 100k run, with or without --records.
 # --http2: the same over HTTP/2 (`zerodrop load --http2`, its defaults of 8 connections x 100
 # streams, against the nginx speaking h2c by prior knowledge): nghttp2 keeps no closed streams and
 # each connection a fixed array of stream slots, so the target is the same. Measured 2026-12-02

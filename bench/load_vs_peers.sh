@@ -3,7 +3,7 @@
 # nginx-light (one process, `return 200 "ok"`, keep-alive) listens on a free loopback port with
 # its own temporary prefix; every tool uses 64 keep-alive connections for the same duration.
 # With two or more CPUs, nginx is pinned to CPU 0 and the load tool to CPU 1.
-# Target (issue 2): zerodrop >= 1.0x wrk and >= 2x hey, while zerodrop classifies every request.
+# Target: zerodrop >= 1.0x wrk and >= 2x hey, while zerodrop classifies every request.
 # Then the same over https (nginx with a self-signed certificate; zerodrop verifies it with
 # --cacert, wrk and hey do not verify), when the openssl command is there.
 # Usage: bench/load_vs_peers.sh [path/to/zerodrop]   env: DURATION=5 ROUNDS=1 CONNECTIONS=64

@@ -16,6 +16,7 @@
 #include "audit/rule.h"
 #include "audit/rules.h"
 #include "base/error.h"
+#include "base/text.h"
 
 namespace zerodrop::audit {
 namespace {
@@ -172,9 +173,7 @@ std::string namespace_line(const kube::Meta& meta) {
 std::string apply_line(const kube::Meta& meta, PatchType type) {
   auto slash = meta.api_version.find('/');
   std::string group = slash == std::string::npos ? "" : "." + meta.api_version.substr(0, slash);
-  std::string kind = meta.kind;
-  std::transform(kind.begin(), kind.end(), kind.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::string kind = ascii_lower(meta.kind);
   std::string ns = meta.namespace_name.empty() ? "" : " -n " + meta.namespace_name;
   return fmt::format("# apply: kubectl patch {}{}/{}{} --type={} --patch-file=FILE\n", kind, group,
                      meta.name, ns, to_string(type));

@@ -4,20 +4,10 @@
 
 #include <fmt/format.h>
 
+#include "base/text.h"
+
 namespace zerodrop::http {
 namespace {
-
-bool equals_ignore_case(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) {
-    return false;
-  }
-  for (size_t i = 0; i < a.size(); ++i) {
-    if ((a[i] | 0x20) != (b[i] | 0x20)) {
-      return false;
-    }
-  }
-  return true;
-}
 
 bool has_header(const RequestSpec& spec, std::string_view name) {
   for (const auto& [key, value] : spec.headers) {

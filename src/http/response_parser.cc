@@ -3,20 +3,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/text.h"
+
 namespace zerodrop::http {
 namespace {
-
-bool equals_ignore_case(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) {
-    return false;
-  }
-  for (size_t i = 0; i < a.size(); ++i) {
-    if ((a[i] | 0x20) != (b[i] | 0x20)) {
-      return false;
-    }
-  }
-  return true;
-}
 
 bool is_ows(char c) {
   return c == ' ' || c == '\t';

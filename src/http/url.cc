@@ -1,12 +1,11 @@
 #include "http/url.h"
 
-#include <cctype>
-
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/text.h"
 
 namespace zerodrop::http {
 namespace {
@@ -37,10 +36,7 @@ Url parse_url(std::string_view text) {
     throw Error(fmt::format("malformed URL '{}': {}", text, parsed.error().message()));
   }
   const boost::urls::url_view& url = *parsed;
-  std::string scheme = url.scheme();
-  for (char& c : scheme) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
+  std::string scheme = ascii_lower(url.scheme());
   if (scheme != "http" && scheme != "https") {
     throw Error(fmt::format(
         "unsupported scheme '{}' in '{}': only http:// and https:// are supported", scheme, text));

@@ -1,11 +1,11 @@
 #include "kubeapi/garbage.h"
 
 #include <algorithm>
-#include <cctype>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "base/text.h"
 #include "kubeapi/discovery.h"
 #include "kubeapi/store.h"
 
@@ -47,12 +47,6 @@ bool owner_exists(const Store& store, const json& reference) {
   return owner && (*owner)["metadata"].value("uid", "") == reference.value("uid", "");
 }
 
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
 }  // namespace
 
 std::vector<Collected> collect_garbage(Store& store) {
@@ -70,7 +64,8 @@ std::vector<Collected> collect_garbage(Store& store) {
         std::string name = object["metadata"].value("name", "");
         store.erase(key, name);
         collected.push_back(
-            {key, name, lower(owners[0].value("kind", "")) + "/" + owners[0].value("name", "")});
+            {key, name,
+             ascii_lower(owners[0].value("kind", "")) + "/" + owners[0].value("name", "")});
         more = true;
       }
     }

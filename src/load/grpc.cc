@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/text.h"
 
 namespace zerodrop::load {
 namespace {
@@ -19,7 +20,7 @@ int hex_value(char c) {
   if (c >= '0' && c <= '9') {
     return c - '0';
   }
-  c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  c = ascii_lower(c);
   return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 

@@ -7,6 +7,7 @@
 #include <boost/asio/ssl/error.hpp>
 #include <fmt/format.h>
 
+#include "base/text.h"
 #include "http/h2_nv.h"
 #include "http/proxy_failure.h"
 #include "load/http2_frames.h"
@@ -37,9 +38,7 @@ Http2Session::Http2Session(Worker& worker, const Plan& plan, asio::io_context& i
   for (uint32_t i = plan.streams; i > 0; --i) {
     free_.push_back(i - 1);
   }
-  backend_header_ = worker.options().backend_header;
-  std::transform(backend_header_.begin(), backend_header_.end(), backend_header_.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  backend_header_ = ascii_lower(worker.options().backend_header);
   out_.reserve(2 * kFlushAt);
 }
 

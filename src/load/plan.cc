@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "base/text.h"
 #include "http/idempotent.h"
 #include "http/url.h"
 #include "load/grpc.h"
@@ -161,13 +162,6 @@ std::shared_ptr<asio::ssl::context> make_tls_context(const Options& options) {
   return context;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 // HTTP/2 header fields of a target; for gRPC the method's path and the fixed gRPC fields, with
 // a grpc-timeout from --timeout (in milliseconds: at most 8 digits).
 std::vector<std::pair<std::string, std::string>> h2_headers(const Options& options,
@@ -191,7 +185,7 @@ std::vector<std::pair<std::string, std::string>> h2_headers(const Options& optio
     h.emplace_back("content-length", std::to_string(options.body.size()));
   }
   for (const auto& [name, value] : options.headers) {
-    h.emplace_back(lower(name), value);
+    h.emplace_back(ascii_lower(name), value);
   }
   return h;
 }

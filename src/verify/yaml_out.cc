@@ -3,11 +3,11 @@
 #include <yaml.h>
 
 #include <algorithm>
-#include <cctype>
 
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "base/text.h"
 
 namespace zerodrop::verify {
 namespace {
@@ -18,9 +18,7 @@ using Json = nlohmann::json;  // not `json`: other files of the unity build name
 bool needs_quotes(const std::string& text) {
   static const char* const kWords[] = {"true", "false", "yes", "no",   "on",
                                        "off",  "y",     "n",   "null", "~"};
-  std::string lower = text;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::string lower = ascii_lower(text);
   if (text.empty() || std::find(std::begin(kWords), std::end(kWords), lower) != std::end(kWords)) {
     return true;
   }

@@ -111,7 +111,7 @@ private:
 
 // The shutdown state machine serving -> unready -> draining -> stopped, with the in-flight gate,
 // the connection registry and the hard deadline. Time is passed in (begin/advance take `now`),
-// so tests drive it with any clock; Driver (asio.h) drives it with real signals and timers.
+// so tests drive it with any clock; Driver (driver.h) drives it with real signals and timers.
 // Thread-safe; callbacks run outside the lock on the thread that caused the transition.
 class Shutdown {
 public:
