@@ -52,4 +52,23 @@ int64_t parse_int_or_percent(std::string_view text, std::string_view what, int64
   return IntOrPercent::parse(text, what).resolve(total, round);
 }
 
+HostPort parse_host_port(std::string_view text, std::string_view what,
+                         std::string_view default_host) {
+  std::string_view host = default_host;
+  std::string_view port = text;
+  if (size_t colon = text.rfind(':'); colon != std::string_view::npos) {
+    port = text.substr(colon + 1);
+    if (colon > 0) {
+      host = text.substr(0, colon);
+    }
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+      host = host.substr(1, host.size() - 2);
+    }
+  }
+  if (host.empty()) {
+    throw Error(fmt::format("{}: expected HOST:PORT, got '{}'", what, text));
+  }
+  return HostPort{std::string(host), static_cast<uint16_t>(parse_integer(port, what, 0, 65535))};
+}
+
 }  // namespace zerodrop

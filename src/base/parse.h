@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace zerodrop {
@@ -16,5 +17,16 @@ double parse_share(std::string_view text, std::string_view what);
 enum class Round { up, down };
 int64_t parse_int_or_percent(std::string_view text, std::string_view what, int64_t total,
                              Round round);
+
+// An address and port to listen on or dial.
+struct HostPort {
+  std::string host;  // without the brackets of an IPv6 literal
+  uint16_t port = 0;
+};
+
+// "8081", ":8081", "127.0.0.1:8081", "[::1]:8081": the host defaults to `default_host`; with an
+// empty default a host is required. Throws Error starting with `what` when malformed.
+HostPort parse_host_port(std::string_view text, std::string_view what,
+                         std::string_view default_host);
 
 }  // namespace zerodrop

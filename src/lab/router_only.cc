@@ -29,15 +29,6 @@ std::string temp_dir() {
   return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
 }
 
-std::pair<std::string, uint16_t> host_port(const std::string& text, const char* what) {
-  size_t colon = text.rfind(':');
-  if (colon == std::string::npos) {
-    throw Error(fmt::format("{}: expected HOST:PORT, got '{}'", what, text));
-  }
-  return {text.substr(0, colon),
-          static_cast<uint16_t>(parse_integer(text.substr(colon + 1), what, 0, 65535))};
-}
-
 }  // namespace
 
 void run_router_only(Dataplane dataplane, Ingress ingress, const std::string& listen,
@@ -54,8 +45,10 @@ void run_router_only(Dataplane dataplane, Ingress ingress, const std::string& li
     dir = pattern;
   }
   r.ingress_dir = dir + "/ingress";
-  std::tie(r.listen_host, r.listen_port) = host_port(listen, "--listen");
-  auto [ip, port] = host_port(backend, "--backend");
+  HostPort at = parse_host_port(listen, "--listen", "");
+  r.listen_host = at.host;
+  r.listen_port = at.port;
+  auto [ip, port] = parse_host_port(backend, "--backend", "");
   std::unique_ptr<Router> router = Router::start(r, nullptr);
   router->schedule({{"backend", ip, port, {true, true, false}}, false}, Duration(0));
   while (!router->settled()) {  // a real ingress routes to the backend once it has applied it

@@ -4,6 +4,8 @@
 #include <optional>
 #include <string>
 
+#include "base/parse.h"
+
 namespace boost::asio {
 class io_context;
 }  // namespace boost::asio
@@ -15,10 +17,7 @@ class Shutdown;
 namespace zerodrop::shim {
 
 // Where `zerodrop run` listens: an IPv4/IPv6 address and a port (0 = any free port).
-struct ListenAddress {
-  std::string host;
-  unsigned short port = 0;
-};
+using ListenAddress = HostPort;
 
 // An http:// URL split for a GET: host, port and target (path and query).
 struct HttpUrl {

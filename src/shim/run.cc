@@ -177,21 +177,7 @@ int run(const RunOptions& options) {
 
 ListenAddress parse_listen_address(const std::string& text, const std::string& what,
                                    const std::string& default_host) {
-  std::string host = default_host;
-  std::string port = text;
-  auto colon = text.rfind(':');
-  if (colon != std::string::npos) {
-    host = text.substr(0, colon);
-    port = text.substr(colon + 1);
-    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-      host = host.substr(1, host.size() - 2);
-    }
-    if (host.empty()) {
-      host = default_host;
-    }
-  }
-  auto number = parse_integer(port, what, 0, 65535);
-  return ListenAddress{host, static_cast<unsigned short>(number)};
+  return parse_host_port(text, what, default_host);
 }
 
 }  // namespace zerodrop::shim

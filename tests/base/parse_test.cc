@@ -52,5 +52,29 @@ TEST(ParseShare, ReadsAPercentageAsAFraction) {
   }
 }
 
+// With a default host the port alone will do; without one (the lab's --router-only) a host is
+// required. IPv6 literals lose their brackets.
+TEST(ParseHostPort, DefaultsTheHostOnlyWhenGivenOne) {
+  HostPort a = parse_host_port("8081", "--ready-port", "0.0.0.0");
+  EXPECT_EQ(a.host, "0.0.0.0");
+  EXPECT_EQ(a.port, 8081);
+  a = parse_host_port(":8080", "--listen", "0.0.0.0");
+  EXPECT_EQ(a.host, "0.0.0.0");
+  a = parse_host_port("[::1]:9000", "--backend", "");
+  EXPECT_EQ(a.host, "::1");
+  EXPECT_EQ(a.port, 9000);
+  a = parse_host_port("127.0.0.9:0", "--listen", "");
+  EXPECT_EQ(a.host, "127.0.0.9");
+  EXPECT_EQ(a.port, 0);
+  for (const char* bad : {"8081", ":8081", "[]:80", "x:", "x:65536", "x:-1", ""}) {
+    try {
+      parse_host_port(bad, "--backend", "");
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("--backend: ", 0), 0u) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace zerodrop
