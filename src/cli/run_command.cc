@@ -6,6 +6,7 @@
 
 #include "base/duration.h"
 #include "base/error.h"
+#include "base/parse.h"
 #include "base/subprocess.h"
 #include "cli/command.h"
 #include "shim/ready_server.h"
@@ -57,7 +58,7 @@ shim::RunOptions to_options(const RunFlags& flags, std::vector<std::string> comm
   }
   options.stop_signal = *signal;
   if (!flags.ready_port.empty()) {
-    options.ready = shim::parse_listen_address(flags.ready_port, "--ready-port", "0.0.0.0");
+    options.ready = parse_host_port(flags.ready_port, "--ready-port", "0.0.0.0");
   }
   if (!flags.app_ready.empty()) {
     options.app_ready = shim::parse_http_url(flags.app_ready, "--app-ready");
@@ -66,8 +67,8 @@ shim::RunOptions to_options(const RunFlags& flags, std::vector<std::string> comm
     throw Error("--listen and --to go together (the front proxy needs both)");
   }
   if (!flags.listen.empty()) {
-    options.listen = shim::parse_listen_address(flags.listen, "--listen", "0.0.0.0");
-    options.upstream = shim::parse_listen_address(flags.to, "--to", "127.0.0.1");
+    options.listen = parse_host_port(flags.listen, "--listen", "0.0.0.0");
+    options.upstream = parse_host_port(flags.to, "--to", "127.0.0.1");
   }
   options.h2_goaway_delay = parse_duration(flags.h2_goaway_delay, "--h2-goaway-delay");
   if (options.command.empty()) {

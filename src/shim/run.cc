@@ -175,9 +175,4 @@ int run(const RunOptions& options) {
   return supervisor.run();
 }
 
-ListenAddress parse_listen_address(const std::string& text, const std::string& what,
-                                   const std::string& default_host) {
-  return parse_host_port(text, what, default_host);
-}
-
 }  // namespace zerodrop::shim

@@ -28,9 +28,4 @@ struct RunOptions {
 // port cannot be bound. Progress lines go to stderr, prefixed "zerodrop run: ".
 int run(const RunOptions& options);
 
-// "8081", ":8081", "127.0.0.1:8081", "[::1]:8081" -> address; host defaults to `default_host`.
-// Throws Error naming `what` when malformed.
-ListenAddress parse_listen_address(const std::string& text, const std::string& what,
-                                   const std::string& default_host);
-
 }  // namespace zerodrop::shim

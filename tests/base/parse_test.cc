@@ -52,6 +52,32 @@ TEST(ParseShare, ReadsAPercentageAsAFraction) {
   }
 }
 
+TEST(ParseHostPort, AcceptsPortHostPortAndIpv6) {
+  HostPort a = parse_host_port("8081", "--ready-port", "0.0.0.0");
+  EXPECT_EQ(a.host, "0.0.0.0");
+  EXPECT_EQ(a.port, 8081);
+  a = parse_host_port(":8080", "--listen", "0.0.0.0");
+  EXPECT_EQ(a.host, "0.0.0.0");
+  EXPECT_EQ(a.port, 8080);
+  a = parse_host_port("127.0.0.1:0", "--listen", "0.0.0.0");
+  EXPECT_EQ(a.host, "127.0.0.1");
+  EXPECT_EQ(a.port, 0);
+  a = parse_host_port("[::1]:9000", "--to", "127.0.0.1");
+  EXPECT_EQ(a.host, "::1");
+  EXPECT_EQ(a.port, 9000);
+}
+
+TEST(ParseHostPort, RejectsBadPortsNamingTheFlag) {
+  for (const char* bad : {"", "x", "127.0.0.1:", "1:99999", "-1"}) {
+    try {
+      parse_host_port(bad, "--listen", "0.0.0.0");
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("--listen", 0), 0u) << e.what();
+    }
+  }
+}
+
 // With a default host the port alone will do; without one (the lab's --router-only) a host is
 // required. IPv6 literals lose their brackets.
 TEST(ParseHostPort, DefaultsTheHostOnlyWhenGivenOne) {

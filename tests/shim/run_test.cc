@@ -8,32 +8,6 @@
 namespace zerodrop::shim {
 namespace {
 
-TEST(ParseListenAddress, AcceptsPortHostPortAndIpv6) {
-  ListenAddress a = parse_listen_address("8081", "--ready-port", "0.0.0.0");
-  EXPECT_EQ(a.host, "0.0.0.0");
-  EXPECT_EQ(a.port, 8081);
-  a = parse_listen_address(":8080", "--listen", "0.0.0.0");
-  EXPECT_EQ(a.host, "0.0.0.0");
-  EXPECT_EQ(a.port, 8080);
-  a = parse_listen_address("127.0.0.1:0", "--listen", "0.0.0.0");
-  EXPECT_EQ(a.host, "127.0.0.1");
-  EXPECT_EQ(a.port, 0);
-  a = parse_listen_address("[::1]:9000", "--to", "127.0.0.1");
-  EXPECT_EQ(a.host, "::1");
-  EXPECT_EQ(a.port, 9000);
-}
-
-TEST(ParseListenAddress, RejectsBadPortsNamingTheFlag) {
-  for (const char* bad : {"", "x", "127.0.0.1:", "1:99999", "-1"}) {
-    try {
-      parse_listen_address(bad, "--listen", "0.0.0.0");
-      ADD_FAILURE() << "accepted '" << bad << "'";
-    } catch (const Error& e) {
-      EXPECT_EQ(std::string(e.what()).rfind("--listen", 0), 0u) << e.what();
-    }
-  }
-}
-
 TEST(ParseHttpUrl, SplitsHostPortAndTarget) {
   HttpUrl url = parse_http_url("http://127.0.0.1:8080/ready?deep=1", "--app-ready");
   EXPECT_EQ(url.host, "127.0.0.1");
