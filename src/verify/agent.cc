@@ -19,9 +19,9 @@ namespace zerodrop::verify {
 
 using record::Micros;
 
-namespace {
-
 using Json = nlohmann::json;  // not `json`: other files of the unity build name variables so
+
+namespace {
 
 // "my-svc" -> "MY_SVC", as kubelet names a Service's link variables.
 std::string link_name(std::string_view text) {

@@ -7,9 +7,10 @@
 #include "base/error.h"
 
 namespace zerodrop::verify {
-namespace {
 
 using Json = nlohmann::json;  // not `json`: other files of the unity build name variables so
+
+namespace {
 
 size_t latency_bin(Micros latency) {
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(latency).count();

@@ -10,9 +10,10 @@
 #include "base/text.h"
 
 namespace zerodrop::verify {
-namespace {
 
 using Json = nlohmann::json;  // not `json`: other files of the unity build name variables so
+
+namespace {
 
 // Plain scalars YAML 1.1 or 1.2 would not read back as strings.
 bool needs_quotes(const std::string& text) {

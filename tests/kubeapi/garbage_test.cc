@@ -1,5 +1,7 @@
 #include "kubeapi/garbage.h"
 
+#include <vector>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -10,7 +12,9 @@ namespace {
 
 using nlohmann::json;
 
-json object(const std::string& name, const std::string& uid, json owners = json::array()) {
+// The owners as a vector, not a json: `json x = {one}` is an array of one under g++ but a copy of
+// `one` under clang (CWG 2137), so a braced single owner would not be a list with both.
+json object(const std::string& name, const std::string& uid, std::vector<json> owners = {}) {
   json j = {{"metadata", {{"name", name}, {"uid", uid}}}};
   if (!owners.empty()) {
     j["metadata"]["ownerReferences"] = std::move(owners);
