@@ -38,6 +38,10 @@ endif()
 if(ZERODROP_SANITIZE)
   # Applied globally so that every library, test and example agrees on the instrumented ABI.
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  # clang 14's `function` check (a call through a pointer of the wrong function type; g++ has no
+  # such check) fails to assemble C++20 coroutines ("Cannot represent a difference across
+  # sections"): off, which leaves clang's checks a superset of g++'s.
+  add_compile_options($<$<CXX_COMPILER_ID:Clang>:-fno-sanitize=function>)
   # libstdc++'s own checks too: front() or pop_front() of an empty deque, an index out of range.
   add_compile_definitions(_GLIBCXX_ASSERTIONS)
   add_link_options(-fsanitize=address,undefined)
@@ -55,7 +59,8 @@ function(zerodrop_add_component name)
 endfunction()
 
 # One CTest test per GoogleTest case (ZERODROP_TEST_PER_CASE, the default) or per binary. Every
-# ASan+UBSan process start costs 0.67 s of CPU (the sanitizers register 1.2 million globals), so
+# ASan+UBSan process start costs ~0.18 s of CPU with clang (~0.34 s with g++ 12, whose UBSan check
+# sites are 1.2 million globals that ASan registers), so
 # the sanitized build runs each binary once, all its cases in one process; a failing case still
 # prints its name and output (GTEST_BRIEF: only failures and the summary), and
 # `BINARY --gtest_filter=Suite.Case` reruns one case.
@@ -71,6 +76,7 @@ option(ZERODROP_TEST_PER_CASE "One CTest test per GoogleTest case, not per binar
 function(zerodrop_add_test name)
   cmake_parse_arguments(arg "" "" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${arg_SOURCES})
+  set_property(GLOBAL APPEND PROPERTY ZERODROP_UNIT_TESTS ${name})
   target_link_libraries(${name} PRIVATE zerodrop_settings zerodrop_testing ${arg_DEPS}
                         GTest::gtest GTest::gmock GTest::gtest_main)
   set(labels unit ${arg_LABELS})

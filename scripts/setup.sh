@@ -3,7 +3,7 @@
 # Usage: scripts/setup.sh [build|test|bench]   (default: build)
 #   build  compilers, the lld linker, CMake, Ninja and the libraries zerodrop links (libpq for
 #          the schema-race example app)
-#   test   build + what the tests drive (Chromium for the HTML report, nginx pods, iproute2,
+#   test   build + clang (the ASan+UBSan build's compiler) + what the tests drive (Chromium for the HTML report, nginx pods, iproute2,
 #          nftables and iptables for `lab --dataplane nftables|iptables`, python3-grpcio and
 #          grpc++ for the gRPC example servers, PostgreSQL 15 for lab --db postgres, podman + runc
 #          for lab's containers and make image, docker.io where no dockerd is installed,
@@ -18,7 +18,7 @@ want=(g++ cmake ninja-build make pkg-config lld
       libbenchmark-dev libpq-dev)
 case "${1:-build}" in
   build) ;;
-  test) want+=(chromium iproute2 nftables iptables procps util-linux python3 curl python3-jsonschema openssl nginx-light haproxy python3-grpcio libgrpc++-dev postgresql-15 podman runc busybox-static) ;;
+  test) want+=(clang libclang-rt-14-dev chromium iproute2 nftables iptables procps util-linux python3 curl python3-jsonschema openssl nginx-light haproxy python3-grpcio libgrpc++-dev postgresql-15 podman runc busybox-static) ;;
   bench) want+=(chromium iproute2 nftables iptables procps util-linux python3 curl python3-jsonschema openssl nginx-light wrk hey haproxy hyperfine time nghttp2-client postgresql-15 podman runc busybox-static) ;;
   *) echo "setup.sh: error: unknown profile '$1' (expected build, test or bench)" >&2; exit 2 ;;
 esac

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# labels: offline
+# labels: offline release
 # cost: 35
 # `cpack -G DEB` packs what `make install` installs, and the package installs and removes cleanly
 # with dpkg: binary, zerodrop-sleep, lifecycle headers and CMake package, man page, completions.
