@@ -34,7 +34,7 @@ $(BUILD)/build.ninja:
 # The sanitized build compiles with clang (scripts/setup.sh test installs it): at -O0 it costs
 # about half g++ 12's CPU per file, and its sanitized processes start in half the time; the
 # release build stays g++. ASAN_CXX=g++ for a sanitized build with g++ (see "Build time" in
-# docs/ARCHITECTURE.md).
+# docs/ARCHITECTURE.md); a configured $(ASAN_BUILD) keeps its compiler until it is removed.
 ASAN_CXX   ?= clang++
 $(ASAN_BUILD)/build.ninja:
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DZERODROP_SANITIZE=ON \
