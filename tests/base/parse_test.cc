@@ -52,52 +52,47 @@ TEST(ParseShare, ReadsAPercentageAsAFraction) {
   }
 }
 
+// With a default host the port alone will do; without one (the lab's --router-only) a host is
+// required. IPv6 literals lose their brackets.
 TEST(ParseHostPort, AcceptsPortHostPortAndIpv6) {
-  HostPort a = parse_host_port("8081", "--ready-port", "0.0.0.0");
-  EXPECT_EQ(a.host, "0.0.0.0");
-  EXPECT_EQ(a.port, 8081);
-  a = parse_host_port(":8080", "--listen", "0.0.0.0");
-  EXPECT_EQ(a.host, "0.0.0.0");
-  EXPECT_EQ(a.port, 8080);
-  a = parse_host_port("127.0.0.1:0", "--listen", "0.0.0.0");
-  EXPECT_EQ(a.host, "127.0.0.1");
-  EXPECT_EQ(a.port, 0);
-  a = parse_host_port("[::1]:9000", "--to", "127.0.0.1");
-  EXPECT_EQ(a.host, "::1");
-  EXPECT_EQ(a.port, 9000);
-}
+  struct Case {
+    const char* text;
+    const char* flag;
+    const char* default_host;
+    const char* host;
+    int port;
+  };
 
-TEST(ParseHostPort, RejectsBadPortsNamingTheFlag) {
-  for (const char* bad : {"", "x", "127.0.0.1:", "1:99999", "-1"}) {
-    try {
-      parse_host_port(bad, "--listen", "0.0.0.0");
-      ADD_FAILURE() << "accepted '" << bad << "'";
-    } catch (const Error& e) {
-      EXPECT_EQ(std::string(e.what()).rfind("--listen", 0), 0u) << e.what();
-    }
+  for (const Case& c : {Case{"8081", "--ready-port", "0.0.0.0", "0.0.0.0", 8081},
+                        Case{":8080", "--listen", "0.0.0.0", "0.0.0.0", 8080},
+                        Case{"127.0.0.1:0", "--listen", "0.0.0.0", "127.0.0.1", 0},
+                        Case{"[::1]:9000", "--to", "127.0.0.1", "::1", 9000},
+                        Case{"[::1]:9000", "--backend", "", "::1", 9000},
+                        Case{"127.0.0.9:0", "--listen", "", "127.0.0.9", 0}}) {
+    HostPort a = parse_host_port(c.text, c.flag, c.default_host);
+    EXPECT_EQ(a.host, c.host) << c.text;
+    EXPECT_EQ(a.port, c.port) << c.text;
   }
 }
 
-// With a default host the port alone will do; without one (the lab's --router-only) a host is
-// required. IPv6 literals lose their brackets.
-TEST(ParseHostPort, DefaultsTheHostOnlyWhenGivenOne) {
-  HostPort a = parse_host_port("8081", "--ready-port", "0.0.0.0");
-  EXPECT_EQ(a.host, "0.0.0.0");
-  EXPECT_EQ(a.port, 8081);
-  a = parse_host_port(":8080", "--listen", "0.0.0.0");
-  EXPECT_EQ(a.host, "0.0.0.0");
-  a = parse_host_port("[::1]:9000", "--backend", "");
-  EXPECT_EQ(a.host, "::1");
-  EXPECT_EQ(a.port, 9000);
-  a = parse_host_port("127.0.0.9:0", "--listen", "");
-  EXPECT_EQ(a.host, "127.0.0.9");
-  EXPECT_EQ(a.port, 0);
-  for (const char* bad : {"8081", ":8081", "[]:80", "x:", "x:65536", "x:-1", ""}) {
+// Each rejection starts with the flag's name: --listen with a default host, --backend without.
+TEST(ParseHostPort, RejectsWhatCannotBeDialledNamingTheFlag) {
+  struct Case {
+    const char* text;
+    const char* default_host;
+  };
+
+  for (const Case& c :
+       {Case{"", "0.0.0.0"}, Case{"x", "0.0.0.0"}, Case{"127.0.0.1:", "0.0.0.0"},
+        Case{"1:99999", "0.0.0.0"}, Case{"-1", "0.0.0.0"}, Case{"8081", ""}, Case{":8081", ""},
+        Case{"[]:80", ""}, Case{"x:", ""}, Case{"x:65536", ""}, Case{"x:-1", ""}, Case{"", ""}}) {
+    const bool with_default = *c.default_host != '\0';
+    const std::string flag = with_default ? "--listen" : "--backend";
     try {
-      parse_host_port(bad, "--backend", "");
-      ADD_FAILURE() << "accepted '" << bad << "'";
+      parse_host_port(c.text, flag, c.default_host);
+      ADD_FAILURE() << "accepted '" << c.text << "' for " << flag;
     } catch (const Error& e) {
-      EXPECT_EQ(std::string(e.what()).rfind("--backend: ", 0), 0u) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind(with_default ? flag : flag + ": ", 0), 0u) << e.what();
     }
   }
 }
