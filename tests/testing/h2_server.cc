@@ -105,6 +105,7 @@ private:
   void write_all(const uint8_t* data, size_t n);
 
   void close_now() { closing_ = true; }
+  void linger();
 
   int fd_;
   const H2ServerOptions& options_;
@@ -334,6 +335,26 @@ void H2Connection::serve() {
       } else {
         ++i;
       }
+    }
+  }
+  if (closing_) {
+    linger();
+  }
+}
+
+// A close() with bytes still unread makes the kernel send a reset, and a reset can overtake the
+// frames already sent: the client's kernel drops what it had not yet read, so a client slower to
+// read (an ASan build) never saw the half answer this close was there to cut. As nginx's
+// lingering_close: FIN after the last frame, then read and drop what the client still sends until
+// it closes too (or a second passes).
+void H2Connection::linger() {
+  ::shutdown(fd_, SHUT_WR);
+  std::array<uint8_t, 4096> sink{};
+  auto until = Clock::now() + std::chrono::seconds(1);
+  while (!stop_ && Clock::now() < until) {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, 5) > 0 && ::recv(fd_, sink.data(), sink.size(), 0) <= 0) {
+      return;
     }
   }
 }
