@@ -31,12 +31,6 @@ TEST(Parse, IntOrPercentRoundsLikeKubernetes) {
   EXPECT_THROW(parse_int_or_percent("150%", "u", 10, Round::down), Error);
 }
 
-}  // namespace
-}  // namespace zerodrop
-
-namespace zerodrop {
-namespace {
-
 TEST(ParseShare, ReadsAPercentageAsAFraction) {
   EXPECT_DOUBLE_EQ(parse_share("50%", "--fresh-share"), 0.5);
   EXPECT_DOUBLE_EQ(parse_share("12.5%", "--fresh-share"), 0.125);
