@@ -23,14 +23,21 @@ if(ZERODROP_BENCH)
   find_package(benchmark QUIET)
 endif()
 
-# Asio and Beast, header-only: settings every user of them shares.
-add_library(zerodrop_asio INTERFACE)
-target_link_libraries(zerodrop_asio INTERFACE Boost::headers Threads::Threads)
-target_compile_definitions(zerodrop_asio INTERFACE BOOST_ASIO_NO_DEPRECATED BOOST_ASIO_DISABLE_BOOST_COROUTINE)
+# Asio and Beast in separate compilation: their non-template code is compiled once, in
+# zerodrop_asio (cmake/asio_library.cc says why and what it saves), rather than in every file
+# that includes them. The macros are defined for every file of the build, so that no file
+# compiles its own inline copies beside the library's; a target that includes Asio or Beast
+# without linking zerodrop_asio (zerodrop_tls for SSL streams) fails to link rather than
+# silently compiling them again. The installed lifecycle headers are untouched: their users
+# include Asio as they choose.
+add_compile_definitions(BOOST_ASIO_SEPARATE_COMPILATION BOOST_BEAST_SEPARATE_COMPILATION)
+add_library(zerodrop_asio STATIC ${CMAKE_SOURCE_DIR}/cmake/asio_library.cc)
+target_link_libraries(zerodrop_asio PUBLIC Boost::headers Threads::Threads)
+target_compile_definitions(zerodrop_asio PUBLIC BOOST_ASIO_NO_DEPRECATED BOOST_ASIO_DISABLE_BOOST_COROUTINE)
 
 # TLS for `zerodrop load https://`: Asio's SSL streams over Debian's OpenSSL (libssl-dev).
-add_library(zerodrop_tls INTERFACE)
-target_link_libraries(zerodrop_tls INTERFACE zerodrop_asio OpenSSL::SSL OpenSSL::Crypto
+add_library(zerodrop_tls STATIC ${CMAKE_SOURCE_DIR}/cmake/asio_ssl_library.cc)
+target_link_libraries(zerodrop_tls PUBLIC zerodrop_asio OpenSSL::SSL OpenSSL::Crypto
                       ${CMAKE_DL_LIBS})
 
 # HTTP/2 for `zerodrop load --http2/--grpc`: Debian's libnghttp2 (libnghttp2-dev), which has no
