@@ -105,6 +105,7 @@ private:
   void write_all(const uint8_t* data, size_t n);
 
   void close_now() { closing_ = true; }
+
   void linger();
 
   int fd_;
