@@ -48,7 +48,10 @@ if(ZERODROP_SANITIZE)
   # Executables not position-independent: a PIE zerodrop carries 3.5 million relative relocations
   # (the sanitizers' metadata for every global and check site), which the loader applied at every
   # start: 0.74 s of CPU before main against 0.38 s without. Tests start it thousands of times.
-  add_link_options($<$<STREQUAL:$<TARGET_PROPERTY:TYPE>,EXECUTABLE>:-no-pie>)
+  # An executable linked -static (zerodrop-sleep) sets ZERODROP_LINKS_STATIC: -no-pie means
+  # nothing to it, and clang says so on every link.
+  add_link_options(
+    "$<$<AND:$<STREQUAL:$<TARGET_PROPERTY:TYPE>,EXECUTABLE>,$<NOT:$<BOOL:$<TARGET_PROPERTY:ZERODROP_LINKS_STATIC>>>>:-no-pie>")
 endif()
 
 # zerodrop_add_component(NAME sources... DEPS targets...): the static library zerodrop_NAME for src/NAME.
