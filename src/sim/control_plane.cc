@@ -90,7 +90,7 @@ void Rollout::note(double time, EventKind kind, size_t pod, std::string detail) 
 }
 
 int Rollout::slice_for() {
-  // Slices are filled, not rebalanced (reference §2): the first one with room.
+  // Slices are filled, not rebalanced, as the EndpointSlice controller does: the first with room.
   for (size_t s = 0; s < slice_size_.size(); ++s) {
     if (slice_size_[s] < cp_.max_endpoints_per_slice) {
       ++slice_size_[s];
@@ -213,7 +213,7 @@ void Rollout::delete_pod(size_t index, double time) {
 }
 
 // Both clocks start: the endpoint controller marks the pod terminating while the kubelet runs
-// preStop, then the stop signal, then SIGKILL (reference §1.2).
+// preStop, then the stop signal, then SIGKILL (kube/kubelet.h).
 void Rollout::terminate(size_t index) {
   PodTimeline& p = out_.pods[index];
   note(p.deletion, EventKind::deletion_started, index, fmt::format("grace {}s", o_.grace));

@@ -80,7 +80,7 @@ void Routers::receive(Random& random, std::vector<double>& received) const {
 
 // kube-proxy's BoundedFrequencyRunner (burst 2, one sync per minSyncPeriod) around syncProxyRules:
 // every sync applies all changes received before it starts; iptables writes KUBE-SERVICES in full
-// each sync and every rule at least every syncPeriod; nftables is incremental (reference §3.2-3.3).
+// each sync and every rule at least every syncPeriod; nftables is incremental (KEP-3453, KEP-3866).
 void Routers::kube_proxy(Random& random, const std::vector<double>& received,
                          std::vector<double>& applied, uint64_t& events) const {
   const KubeProxyModel& kp = o_.profile.proxy;
@@ -113,7 +113,7 @@ void Routers::kube_proxy(Random& random, const std::vector<double>& received,
 }
 
 // ingress-nginx: syncs at most --sync-rate-limit per second, POSTs the backends to Lua, and the
-// workers pick them up at their next 1 s poll (reference §6.1).
+// workers pick them up at their next 1 s poll (balancer.lua's BACKENDS_SYNC_INTERVAL).
 void Routers::ingress(Random& random, const std::vector<double>& received,
                       std::vector<double>& applied, uint64_t& events) const {
   const IngressModel& in = o_.profile.ingress;

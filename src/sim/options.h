@@ -36,7 +36,7 @@ struct Options {
   int nodes = 3;
   int replicas = 3;
   double rate = 100;  // requests per second over the whole service
-  // Workload (kubelet arithmetic, reference §1.2).
+  // Workload (kubelet arithmetic: kube/kubelet.h).
   double prestop = 0;  // preStop sleep, seconds (0 = none)
   double grace = 30;   // terminationGracePeriodSeconds
   IntOrPercent max_surge = IntOrPercent::percent(25);

@@ -38,7 +38,7 @@ Profile kind() {
   p.name = "kind";
   p.description =
       "kind on a laptop: few nodes, iptables.minSyncPeriod 5s (kind's kubeadm template)";
-  p.proxy.min_sync_period = 5;  // reference §3.2: kind commit 209cb3c
+  p.proxy.min_sync_period = 5;  // kind's kubeadm template, kind commit 209cb3c
   p.proxy.pods_per_node = 10;
   p.proxy.node_sigma = 0.2;
   p.control.pod_start = Distribution::quantiles(1.0, 3.0);

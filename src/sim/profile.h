@@ -15,25 +15,25 @@ enum class Dataplane { iptables, nftables, ingress_nginx, cloud_lb };
 std::string_view to_string(Dataplane dataplane);  // "kube-proxy-iptables", …
 Dataplane dataplane_from_string(std::string_view text, std::string_view what);  // throws Error
 
-// Control plane: pod changes -> EndpointSlice writes -> watch delivery (reference §2, §5.3).
+// Control plane: pod changes -> EndpointSlice writes -> watch delivery (docs/sim.md, Model).
 struct ControlPlaneModel {
   Distribution informer_delay = Distribution::quantiles(0.02, 0.2);  // pod change seen
-  double batch_period = 0;  // --endpointslice-updates-batch-period (default 0, §2)
-  double api_qps = 20;      // kcm --kube-api-qps (§2), shared by all controllers
-  double api_burst = 30;    // kcm --kube-api-burst (§2)
+  double batch_period = 0;  // --endpointslice-updates-batch-period (default 0)
+  double api_qps = 20;      // kcm --kube-api-qps, shared by all controllers
+  double api_burst = 30;    // kcm --kube-api-burst
   Distribution api_write = Distribution::quantiles(0.015, 0.1);  // one API write
-  int max_endpoints_per_slice = 100;                             // §2
+  int max_endpoints_per_slice = 100;                             // --max-endpoints-per-slice
   Distribution watch_base = Distribution::quantiles(0.5, 2.0);   // apiserver -> one watcher
-  double watch_spread_per_node = 0.0003;  // fan-out spread per watcher per full slice (§5.3)
-  Distribution kubelet_delay = Distribution::quantiles(0.3, 1.0);      // deletion -> kubelet acts
-  Distribution pod_start = Distribution::quantiles(2.0, 8.0);          // created -> process running
+  double watch_spread_per_node = 0.0003;  // fan-out spread per watcher per full slice (assumed)
+  Distribution kubelet_delay = Distribution::quantiles(0.3, 1.0);  // deletion -> kubelet acts
+  Distribution pod_start = Distribution::quantiles(2.0, 8.0);      // created -> process running
   // Process running -> its port listens. Probes start with the process, so a probe that comes
   // before it fails and Ready waits for the next period.
   Distribution listen_delay = Distribution::fixed(0);
   Distribution controller_delay = Distribution::quantiles(0.05, 0.3);  // deployment reaction
 };
 
-// kube-proxy on every node (reference §3.2, §3.3).
+// kube-proxy on every node (k/k pkg/proxy; KEP-3453 iptables, KEP-3866 nftables).
 struct KubeProxyModel {
   double min_sync_period = 1;  // iptables.minSyncPeriod
   double sync_period = 30;     // full resync at least this often (iptables)
@@ -47,7 +47,7 @@ struct KubeProxyModel {
   double node_sigma = 0.4;           // log-normal spread of per-node slowness
 };
 
-// ingress-nginx (reference §6.1).
+// ingress-nginx (its endpointslices.go and balancer.lua).
 struct IngressModel {
   int replicas = 2;                                        // controller pods: the routers
   double sync_rate_limit = 0.3;                            // --sync-rate-limit, syncs per second
@@ -56,7 +56,7 @@ struct IngressModel {
   int tries = 3;                                           // proxy_next_upstream_tries
 };
 
-// A cloud load balancer with ip targets (reference §6.2).
+// A cloud load balancer with ip targets (aws-load-balancer-controller's, for one).
 struct CloudLbModel {
   int nodes = 3;                                                 // LB nodes: the routers
   Distribution reconcile = Distribution::quantiles(1.0, 5.0);    // LB controller reacts

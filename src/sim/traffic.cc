@@ -82,7 +82,7 @@ int Accountant::view(double t) const {
 
 int Accountant::view_after(size_t w) const {
   const SliceWrite& write = control_.writes[w];
-  // kube-proxy falls back to serving-terminating endpoints when none is ready (§3.1).
+  // kube-proxy falls back to serving-terminating endpoints when none is ready (KEP-1669).
   return write.ready_after > 0 || !l4_ ? write.ready_after : write.serving_terminating_after;
 }
 
@@ -119,7 +119,7 @@ double Accountant::mean_share(double from, double to) const {
 double Accountant::stop_of(int r, const PodTimeline& p) const {
   double stop = kNever;
   if (p.term_write >= 0) {
-    // kube-proxy keeps a serving-terminating endpoint while no endpoint is ready (§3.1): it
+    // kube-proxy keeps a serving-terminating endpoint while no endpoint is ready (KEP-1669): it
     // stops at the first write after which some endpoint is ready, or at the removal.
     size_t w = static_cast<size_t>(p.term_write);
     while (l4_ && control_.writes[w].ready_after == 0 && static_cast<int>(w) != p.remove_write
@@ -152,7 +152,8 @@ double Accountant::pinned(const PodTimeline& p, double stop, int n, double t) co
 }
 
 // nginx's proxy_next_upstream: the first pick is the refusing pod, each retry a different
-// upstream; the request fails only if every try refuses (reference §6.1).
+// upstream; the request fails only if every try refuses (ingress-nginx's
+// proxy-next-upstream-tries, default 3).
 double Accountant::all_tries_fail(int n, int bad) const {
   int tries = o_.dataplane == Dataplane::ingress_nginx ? std::max(1, o_.profile.ingress.tries)
               : l4_                                    ? 1 + o_.client_retries
