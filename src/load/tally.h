@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "load/latency_histogram.h"
+#include "base/latency_histogram.h"
 #include "load/load.h"
 #include "record/outcome.h"
 

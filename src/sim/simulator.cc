@@ -157,9 +157,10 @@ Result simulate(const Options& options) {
   for (size_t h = 0; h < record::kHoleCount; ++h) {
     result.expected[h] = traffic.tally.expected(static_cast<record::Hole>(h));
   }
-  const Histogram& hist = traffic.propagation;
-  result.propagation = {hist.count(), hist.quantile(0.5), hist.quantile(0.9), hist.quantile(0.99),
-                        hist.max()};
+  const LatencyHistogram& hist = traffic.propagation;
+  result.propagation = {hist.count(), to_seconds(hist.quantile(0.5)),
+                        to_seconds(hist.quantile(0.9)), to_seconds(hist.quantile(0.99)),
+                        to_seconds(hist.max())};
   auto& events = result.record.events;
   for (auto* list : {&control.record, &traffic.router_events}) {
     for (record::Event& e : *list) {

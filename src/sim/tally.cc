@@ -7,8 +7,6 @@ namespace zerodrop::sim {
 namespace {
 
 constexpr size_t kCells = record::kHoleCount * record::kOutcomeCount;
-constexpr double kBin = 0.001;
-constexpr size_t kBins = 1'200'000;
 
 }  // namespace
 
@@ -109,31 +107,6 @@ std::vector<record::TimeBucket> Tally::sample(Random& random, double rate) const
     bucket.outcomes[static_cast<size_t>(record::Outcome::ok)] = bucket.requests - failed;
   }
   return out;
-}
-
-Histogram::Histogram() : bins_(kBins, 0) {}
-
-void Histogram::add(double seconds) {
-  seconds = std::max(seconds, 0.0);
-  bins_[std::min(kBins - 1, static_cast<size_t>(seconds / kBin))] += 1;
-  ++count_;
-  max_ = std::max(max_, seconds);
-}
-
-double Histogram::quantile(double q) const {
-  if (count_ == 0) {
-    return 0;
-  }
-  uint64_t rank = static_cast<uint64_t>(std::ceil(q * static_cast<double>(count_)));
-  rank = std::max<uint64_t>(rank, 1);
-  uint64_t seen = 0;
-  for (size_t i = 0; i < kBins; ++i) {
-    seen += bins_[i];
-    if (seen >= rank) {
-      return std::min(max_, (i + 1) * kBin);
-    }
-  }
-  return max_;
 }
 
 }  // namespace zerodrop::sim

@@ -45,21 +45,4 @@ private:
   std::vector<double> full_;    // [cell][bucket]: difference array of whole-bucket means
 };
 
-// Quantiles of propagation delays: 1 ms bins up to 20 minutes.
-class Histogram {
-public:
-  Histogram();
-  void add(double seconds);
-  double quantile(double q) const;  // seconds; 0 when empty
-
-  double max() const { return max_; }
-
-  uint64_t count() const { return count_; }
-
-private:
-  std::vector<uint32_t> bins_;
-  uint64_t count_ = 0;
-  double max_ = 0;
-};
-
 }  // namespace zerodrop::sim

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <tuple>
 
+#include "base/duration.h"
 #include "sim/accountant.h"
 
 namespace zerodrop::sim {
@@ -26,7 +27,7 @@ Accountant::Accountant(const Options& options, const ControlPlane& control, cons
       end_(end),
       l4_(options.dataplane == Dataplane::iptables || options.dataplane == Dataplane::nftables),
       direct_(!routers.in_order()),
-      out_{Tally(end, options.bucket), Histogram(), {}, {}, 0} {
+      out_{Tally(end, options.bucket), LatencyHistogram(), {}, {}, 0} {
   rate_r_ = o_.rate / routers.count();
   double lc = std::max(o_.connection_rate, 1e-9);
   hazard_ = (o_.connection_max_age > 0 ? 1 / o_.connection_max_age : 0)
@@ -225,7 +226,7 @@ void Accountant::old_pod(int r, size_t index) {
   const PodTimeline& p = control_.pods[index];
   double stop = stop_of(r, p);
   if (p.term_write >= 0 && applied_[static_cast<size_t>(p.term_write)] != kNever) {
-    out_.propagation.add(applied_[static_cast<size_t>(p.term_write)] - p.deletion);
+    out_.propagation.add(from_seconds(applied_[static_cast<size_t>(p.term_write)] - p.deletion));
   }
   int n = std::max(1, view(p.refuse_from));
   Outcome refused = l4_ ? Outcome::connect_refused : Outcome::http_502;

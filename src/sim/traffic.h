@@ -3,6 +3,7 @@
 #include <array>
 #include <vector>
 
+#include "base/latency_histogram.h"
 #include "record/run_record.h"
 #include "sim/control_plane.h"
 #include "sim/dataplane.h"
@@ -15,7 +16,7 @@ namespace zerodrop::sim {
 // propagation of each termination to each router, and the sampled routers' apply events.
 struct Traffic {
   Tally tally;
-  Histogram propagation;  // router applied a pod's termination - the pod's deletion
+  LatencyHistogram propagation;  // router applied a pod's termination - the pod's deletion
   std::vector<std::array<double, record::kHoleCount>> per_pod;  // expected failures
   std::vector<record::Event> router_events;
   uint64_t events = 0;

@@ -1,4 +1,4 @@
-#include "load/latency_histogram.h"
+#include "base/latency_histogram.h"
 
 #include <algorithm>
 #include <random>
@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-namespace zerodrop::load {
+namespace zerodrop {
 namespace {
 
 using std::chrono::nanoseconds;
@@ -49,4 +49,4 @@ TEST(LatencyHistogram, MergesAndClampsHugeValues) {
 }
 
 }  // namespace
-}  // namespace zerodrop::load
+}  // namespace zerodrop

@@ -1,10 +1,10 @@
-#include "load/latency_histogram.h"
+#include "base/latency_histogram.h"
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 
-namespace zerodrop::load {
+namespace zerodrop {
 namespace {
 
 constexpr int kSubBits = 7;  // 128 sub-buckets per power of two
@@ -71,4 +71,4 @@ std::chrono::nanoseconds LatencyHistogram::quantile(double q) const {
   return std::chrono::nanoseconds(max_);
 }
 
-}  // namespace zerodrop::load
+}  // namespace zerodrop

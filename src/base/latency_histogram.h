@@ -4,13 +4,14 @@
 #include <cstdint>
 #include <vector>
 
-namespace zerodrop::load {
+namespace zerodrop {
 
 // A log-bucketed latency histogram of fixed size (36 KiB): exact below 128 ns, then 128
 // sub-buckets per power of two, so a quantile is within 0.4 % of the true value up to 73 minutes
 // (longer values land in the last bucket; max() stays exact). Written by hand instead of using
-// Boost.Histogram's log axis because add() sits on the hot path: a count-leading-zeros and a
-// shift here, a std::log per sample there. Not thread-safe; merge per-thread copies.
+// Boost.Histogram's log axis because add() sits on the load engine's hot path: a
+// count-leading-zeros and a shift here, a std::log per sample there. The simulator keeps its
+// propagation delays in one too. Not thread-safe; merge per-thread copies.
 class LatencyHistogram {
 public:
   LatencyHistogram();
@@ -31,4 +32,4 @@ private:
   int64_t max_ = 0;
 };
 
-}  // namespace zerodrop::load
+}  // namespace zerodrop
