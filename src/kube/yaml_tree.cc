@@ -96,43 +96,121 @@ void resolve_merge_keys(YamlNode& map, int64_t& budget) {
   map.items = std::move(own);
 }
 
-}  // namespace
+// The parse's state between LibYAML's events, one handler per kind of event: the open sequences
+// and maps, the children gathered for each, and the anchors seen so far.
+class TreeBuilder {
+public:
+  // Nodes go into `nodes` (a deque: they never move); the first finished top-level node becomes
+  // `root` unless it is set.
+  TreeBuilder(std::deque<YamlNode>& nodes, const YamlNode*& root, size_t text_size)
+      : nodes_(nodes), root_(root), merge_budget_(100'000 + 64 * static_cast<int64_t>(text_size)) {}
 
-YamlNode* YamlDocument::add() {
-  return &nodes_.emplace_back();
-}
+  void scalar(const yaml_event_t& ev) {
+    YamlNode* n = add(ev);
+    if (null_scalar(ev)) {
+      n->type = YamlNode::Type::null;
+    } else {
+      n->type = YamlNode::Type::scalar;
+      n->scalar.assign(reinterpret_cast<const char*>(ev.data.scalar.value), ev.data.scalar.length);
+      n->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ev.data.scalar.tag;
+      merges_ = merges_ || (n->plain && n->scalar == "<<");
+    }
+    if (ev.data.scalar.anchor) {
+      anchors_[anchor_of(ev.data.scalar.anchor)] = n;
+    }
+    attach(n);
+  }
+
+  // A sequence or a map starts.
+  void open(const yaml_event_t& ev) {
+    if (static_cast<int>(stack_.size()) >= YamlDocument::kMaxDepth) {
+      throw YamlError{static_cast<int>(ev.start_mark.line), static_cast<int>(ev.start_mark.column),
+                      "nesting deeper than 256 levels"};
+    }
+    bool sequence = ev.type == YAML_SEQUENCE_START_EVENT;
+    YamlNode* n = add(ev);
+    n->type = sequence ? YamlNode::Type::sequence : YamlNode::Type::map;
+    stack_.push_back(n);
+    if (children_.size() < stack_.size()) {
+      children_.emplace_back();
+    }
+    children_[stack_.size() - 1].clear();
+    // Registered when the node ends, so that an alias inside it cannot make a cycle.
+    stack_anchors_.push_back(
+        anchor_of(sequence ? ev.data.sequence_start.anchor : ev.data.mapping_start.anchor));
+  }
+
+  // The innermost open sequence or map ends.
+  void close() {
+    YamlNode* n = stack_.back();
+    n->items.assign(children_[stack_.size() - 1].begin(), children_[stack_.size() - 1].end());
+    if (n->is_map()) {
+      check_unique_keys(*n);
+      if (merges_ && std::any_of(n->items.begin(), n->items.end(), is_merge_key)) {
+        resolve_merge_keys(*n, merge_budget_);
+      }
+    }
+    stack_.pop_back();
+    if (!stack_anchors_.back().empty()) {
+      anchors_[stack_anchors_.back()] = n;
+    }
+    stack_anchors_.pop_back();
+    attach(n);
+  }
+
+  void alias(const yaml_event_t& ev) {
+    auto it = anchors_.find(anchor_of(ev.data.alias.anchor));
+    if (it == anchors_.end()) {
+      throw YamlError{static_cast<int>(ev.start_mark.line), static_cast<int>(ev.start_mark.column),
+                      "unknown or recursive alias *" + anchor_of(ev.data.alias.anchor)};
+    }
+    attach(it->second);
+  }
+
+private:
+  YamlNode* add(const yaml_event_t& ev) {
+    YamlNode* n = &nodes_.emplace_back();
+    n->line = static_cast<int>(ev.start_mark.line);
+    n->column = static_cast<int>(ev.start_mark.column);
+    return n;
+  }
+
+  // Attaches a finished node to its parent, or makes it the root.
+  void attach(const YamlNode* node) {
+    if (stack_.empty()) {
+      if (!root_) {
+        root_ = node;
+      }
+    } else {
+      children_[stack_.size() - 1].push_back(node);
+    }
+  }
+
+  std::deque<YamlNode>& nodes_;
+  const YamlNode*& root_;
+  std::vector<YamlNode*> stack_;  // open sequences and maps
+  std::vector<std::string> stack_anchors_;
+  // The children of each open node gather here and are copied once when it ends: one
+  // allocation per node instead of one per doubling.
+  std::vector<std::vector<const YamlNode*>> children_;
+  std::map<std::string, const YamlNode*, std::less<>> anchors_;
+  bool merges_ = false;  // whether the open maps hold a merge key
+  int64_t merge_budget_;
+};
+
+}  // namespace
 
 void YamlDocument::parse(std::string_view text) {
   Parser p;
   yaml_parser_set_input_string(&p.parser, reinterpret_cast<const unsigned char*>(text.data()),
                                text.size());
-  std::vector<YamlNode*> stack;  // open sequences and maps
-  std::vector<std::string> stack_anchors;
-  // The children of each open node gather here and are copied once when it ends: one
-  // allocation per node instead of one per doubling.
-  std::vector<std::vector<const YamlNode*>> children;
-  std::map<std::string, const YamlNode*, std::less<>> anchors;
-  bool merges = false;  // whether the open maps hold a merge key
-  int64_t merge_budget = 100'000 + 64 * static_cast<int64_t>(text.size());
-  // Attaches a finished node to its parent, or makes it the root.
-  auto attach = [&](const YamlNode* node) {
-    if (stack.empty()) {
-      if (!root_) {
-        root_ = node;
-      }
-    } else {
-      children[stack.size() - 1].push_back(node);
-    }
-  };
+  TreeBuilder tree(nodes_, root_, text.size());
   for (;;) {
     Event e;
     if (!yaml_parser_parse(&p.parser, &e.event)) {
       throw error_of(p.parser);
     }
-    const yaml_event_t& ev = e.event;
-    int line = static_cast<int>(ev.start_mark.line);
-    int column = static_cast<int>(ev.start_mark.column);
-    switch (ev.type) {
+    switch (e.event.type) {
       case YAML_STREAM_END_EVENT:
         return;
       case YAML_DOCUMENT_END_EVENT:
@@ -140,73 +218,20 @@ void YamlDocument::parse(std::string_view text) {
           return;  // one document per call: the loader splits streams itself
         }
         break;
-      case YAML_SCALAR_EVENT: {
-        YamlNode* n = add();
-        n->line = line;
-        n->column = column;
-        if (null_scalar(ev)) {
-          n->type = YamlNode::Type::null;
-        } else {
-          n->type = YamlNode::Type::scalar;
-          n->scalar.assign(reinterpret_cast<const char*>(ev.data.scalar.value),
-                           ev.data.scalar.length);
-          n->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ev.data.scalar.tag;
-          merges = merges || (n->plain && n->scalar == "<<");
-        }
-        if (ev.data.scalar.anchor) {
-          anchors[anchor_of(ev.data.scalar.anchor)] = n;
-        }
-        attach(n);
+      case YAML_SCALAR_EVENT:
+        tree.scalar(e.event);
         break;
-      }
       case YAML_SEQUENCE_START_EVENT:
-      case YAML_MAPPING_START_EVENT: {
-        if (static_cast<int>(stack.size()) >= kMaxDepth) {
-          throw YamlError{line, column, "nesting deeper than 256 levels"};
-        }
-        YamlNode* n = add();
-        n->line = line;
-        n->column = column;
-        n->type =
-            ev.type == YAML_SEQUENCE_START_EVENT ? YamlNode::Type::sequence : YamlNode::Type::map;
-        stack.push_back(n);
-        if (children.size() < stack.size()) {
-          children.emplace_back();
-        }
-        children[stack.size() - 1].clear();
-        // Registered when the node ends, so that an alias inside it cannot make a cycle.
-        stack_anchors.push_back(anchor_of(ev.type == YAML_SEQUENCE_START_EVENT
-                                              ? ev.data.sequence_start.anchor
-                                              : ev.data.mapping_start.anchor));
+      case YAML_MAPPING_START_EVENT:
+        tree.open(e.event);
         break;
-      }
       case YAML_SEQUENCE_END_EVENT:
-      case YAML_MAPPING_END_EVENT: {
-        YamlNode* n = stack.back();
-        n->items.assign(children[stack.size() - 1].begin(), children[stack.size() - 1].end());
-        if (n->is_map()) {
-          check_unique_keys(*n);
-          if (merges && std::any_of(n->items.begin(), n->items.end(), is_merge_key)) {
-            resolve_merge_keys(*n, merge_budget);
-          }
-        }
-        stack.pop_back();
-        if (!stack_anchors.back().empty()) {
-          anchors[stack_anchors.back()] = n;
-        }
-        stack_anchors.pop_back();
-        attach(n);
+      case YAML_MAPPING_END_EVENT:
+        tree.close();
         break;
-      }
-      case YAML_ALIAS_EVENT: {
-        auto it = anchors.find(anchor_of(ev.data.alias.anchor));
-        if (it == anchors.end()) {
-          throw YamlError{line, column,
-                          "unknown or recursive alias *" + anchor_of(ev.data.alias.anchor)};
-        }
-        attach(it->second);
+      case YAML_ALIAS_EVENT:
+        tree.alias(e.event);
         break;
-      }
       default:
         break;
     }

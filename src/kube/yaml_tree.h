@@ -53,8 +53,6 @@ public:
   static constexpr int kMaxDepth = 256;
 
 private:
-  YamlNode* add();
-
   std::deque<YamlNode> nodes_;
   const YamlNode* root_ = nullptr;
 };
