@@ -199,38 +199,45 @@ void audit_migrations(const std::vector<std::string>& files, const Options& opti
   summary.files += static_cast<int64_t>(files.size());
 }
 
-Summary audit_stream(const Options& options, Sink& sink) {
-  AuditInputs inputs = split_inputs(options.paths);
-  if (inputs.manifests.empty()) {
-    Summary summary;
-    audit_migrations(inputs.migrations, options, summary, sink);
-    sink.finish(summary);
-    return summary;
-  }
-  std::vector<std::string> files = kube::expand_paths(inputs.manifests);
-  // A large file's objects are held at once: tens of megabytes of small allocations.
-  enable_huge_heap();
-  // Calls fn(text) with a file's text. Stdin and pipes (`<(helm template …)`) cannot be read
-  // twice: their text is kept for the second pass.
-  std::map<std::string, kube::FileText> streams;
-  auto with_file = [&](const std::string& path, auto fn) {
+namespace {
+
+// The manifest files of one audit, read on demand. Stdin and pipes (`<(helm template …)`) cannot
+// be read twice: their text is kept for the second pass.
+class ManifestFiles {
+public:
+  ManifestFiles(std::vector<std::string> paths, const kube::LoadLimits& limits)
+      : paths_(std::move(paths)), limits_(limits) {}
+
+  uint32_t size() const { return static_cast<uint32_t>(paths_.size()); }
+
+  // Calls fn(text) with file i's text (or its problem).
+  template <typename Fn>
+  void with(uint32_t i, Fn fn) {
+    const std::string& path = paths_[i];
     if (!kube::is_stream(path)) {
-      fn(kube::read_file(path, options.limits));
+      fn(kube::read_file(path, limits_));
       return;
     }
-    auto it = streams.find(path);
-    if (it == streams.end()) {
-      it = streams.emplace(path, kube::read_file(path, options.limits)).first;
+    auto it = streams_.find(path);
+    if (it == streams_.end()) {
+      it = streams_.emplace(path, kube::read_file(path, limits_)).first;
     }
     fn(it->second);
-  };
+  }
 
-  // Pass 1: where every routing object is and what it matches on, parsing only the documents
-  // that name a routing kind. Only the other files' objects are looked up there: a single file
-  // needs no index.
+private:
+  std::vector<std::string> paths_;
+  const kube::LoadLimits& limits_;
+  std::map<std::string, kube::FileText> streams_;
+};
+
+// Pass 1: where every routing object is and what it matches on, parsing only the documents that
+// name a routing kind. Only the other files' objects are looked up there: a single file needs no
+// index.
+RoutingIndex index_routing(ManifestFiles& files, const Options& options) {
   RoutingIndex index;
   for (uint32_t i = 0; files.size() > 1 && i < files.size(); ++i) {
-    with_file(files[i], [&](const kube::FileText& file) {
+    files.with(i, [&](const kube::FileText& file) {
       if (file.problem) {
         return;
       }
@@ -242,6 +249,60 @@ Summary audit_stream(const Options& options, Sink& sink) {
       }
     });
   }
+  return index;
+}
+
+// Adds to `cluster` the documents of files other than `file` that `index` names as candidates
+// for `objects`' workloads: one read of each such file, parsing just those documents.
+void load_candidates(uint32_t file, const std::vector<kube::Object>& objects,
+                     const RoutingIndex& index, ManifestFiles& files, const Options& options,
+                     Cluster& cluster) {
+  std::vector<uint64_t> wanted;
+  for (const kube::Object& object : objects) {
+    if (const auto* w = std::get_if<kube::Workload>(&object)) {
+      index.candidates(*w, file, wanted);
+    }
+  }
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  // Sorted by file, then document: one run of `wanted` per other file.
+  for (size_t k = 0; k < wanted.size();) {
+    uint32_t other = DocumentRef::unpack(wanted[k]).file;
+    size_t end = k;
+    while (end < wanted.size() && DocumentRef::unpack(wanted[end]).file == other) {
+      ++end;
+    }
+    if (other != file) {
+      std::span<const uint64_t> docs(wanted.data() + k, end - k);
+      files.with(other, [&](const kube::FileText& text) {
+        auto in_docs = [&](int document, std::string_view) {
+          uint64_t at = DocumentRef{other, static_cast<uint32_t>(document)}.packed();
+          return std::binary_search(docs.begin(), docs.end(), at);
+        };
+        for (const kube::Object& object :
+             kube::load_text(text.text, text.name, options.limits, in_docs).objects) {
+          cluster.add(object);
+        }
+      });
+    }
+    k = end;
+  }
+}
+
+}  // namespace
+
+Summary audit_stream(const Options& options, Sink& sink) {
+  AuditInputs inputs = split_inputs(options.paths);
+  if (inputs.manifests.empty()) {
+    Summary summary;
+    audit_migrations(inputs.migrations, options, summary, sink);
+    sink.finish(summary);
+    return summary;
+  }
+  ManifestFiles files(kube::expand_paths(inputs.manifests), options.limits);
+  // A large file's objects are held at once: tens of megabytes of small allocations.
+  enable_huge_heap();
+  RoutingIndex index = index_routing(files, options);
 
   // Pass 2: one file at a time, every document; problems are reported here, once. Its
   // workloads are matched against its own routing objects and the candidate documents of the
@@ -249,10 +310,9 @@ Summary audit_stream(const Options& options, Sink& sink) {
   Summary summary;
   summary.files = static_cast<int64_t>(files.size());
   int64_t problems = 0;
-  std::vector<uint64_t> wanted;
   for (uint32_t i = 0; i < files.size(); ++i) {
     kube::Loaded loaded;
-    with_file(files[i], [&](const kube::FileText& file) {
+    files.with(i, [&](const kube::FileText& file) {
       if (file.problem) {
         loaded.problems.push_back(*file.problem);
       } else {
@@ -268,37 +328,7 @@ Summary audit_stream(const Options& options, Sink& sink) {
     summary.objects += static_cast<int64_t>(loaded.objects.size());
 
     Cluster cluster(loaded.objects);
-    wanted.clear();
-    for (const kube::Object& object : loaded.objects) {
-      if (const auto* w = std::get_if<kube::Workload>(&object)) {
-        index.candidates(*w, i, wanted);
-      }
-    }
-    std::sort(wanted.begin(), wanted.end());
-    wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
-    // Sorted by file, then document: one read of each other file that holds candidates.
-    for (size_t k = 0; k < wanted.size();) {
-      uint32_t other = DocumentRef::unpack(wanted[k]).file;
-      size_t end = k;
-      while (end < wanted.size() && DocumentRef::unpack(wanted[end]).file == other) {
-        ++end;
-      }
-      if (other != i) {
-        std::span<const uint64_t> docs(wanted.data() + k, end - k);
-        with_file(files[other], [&](const kube::FileText& file) {
-          auto in_docs = [&](int document, std::string_view) {
-            uint64_t at = DocumentRef{other, static_cast<uint32_t>(document)}.packed();
-            return std::binary_search(docs.begin(), docs.end(), at);
-          };
-          for (const kube::Object& object :
-               kube::load_text(file.text, file.name, options.limits, in_docs).objects) {
-            cluster.add(object);
-          }
-        });
-      }
-      k = end;
-    }
-
+    load_candidates(i, loaded.objects, index, files, options, cluster);
     for (const kube::Object& object : loaded.objects) {
       if (const auto* w = std::get_if<kube::Workload>(&object)) {
         audit_one(*w, cluster, options, summary, sink);
