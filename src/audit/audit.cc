@@ -87,20 +87,30 @@ Findings audit_workload(const WorkloadView& view, const Options& options) {
   return all;
 }
 
-// Audits one workload against `cluster` and hands it to `sink`, or counts it as skipped.
-void audit_one(const kube::Workload& w, const Cluster& cluster, const Options& options,
-               Summary& summary, Sink& sink) {
+// One workload audited against `cluster`; nothing for a Helm test hook, which is skipped.
+std::optional<AuditedWorkload> audit_in(const kube::Workload& w, const Cluster& cluster,
+                                        const Options& options) {
   if (is_helm_test_hook(w)) {
-    ++summary.skipped;
-    return;
+    return std::nullopt;
   }
   AuditedWorkload audited{cluster.view_of(w), {}};
   audited.findings = audit_workload(audited.view, options);
+  return audited;
+}
+
+// Audits one workload against `cluster` and hands it to `sink`, or counts it as skipped.
+void audit_one(const kube::Workload& w, const Cluster& cluster, const Options& options,
+               Summary& summary, Sink& sink) {
+  std::optional<AuditedWorkload> audited = audit_in(w, cluster, options);
+  if (!audited) {
+    ++summary.skipped;
+    return;
+  }
   ++summary.workloads;
-  for (const Finding& f : audited.findings) {
+  for (const Finding& f : audited->findings) {
     summary.count(f);
   }
-  sink.workload(audited);
+  sink.workload(*audited);
 }
 
 }  // namespace
@@ -151,13 +161,11 @@ Report audit_objects(std::vector<kube::Object> objects,
   }
   for (const kube::Object& object : report.storage) {
     if (const auto* w = std::get_if<kube::Workload>(&object)) {
-      if (is_helm_test_hook(*w)) {
+      if (std::optional<AuditedWorkload> audited = audit_in(*w, *report.cluster, options)) {
+        report.workloads.push_back(std::move(*audited));
+      } else {
         ++report.skipped;
-        continue;
       }
-      AuditedWorkload audited{report.cluster->view_of(*w), {}};
-      audited.findings = audit_workload(audited.view, options);
-      report.workloads.push_back(std::move(audited));
     }
   }
   return report;
