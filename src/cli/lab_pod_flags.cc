@@ -7,10 +7,9 @@
 
 #include "base/duration.h"
 #include "base/error.h"
-#include "base/int_or_percent.h"
 #include "base/parse.h"
 #include "base/subprocess.h"
-#include "kube/rollout.h"
+#include "cli/manifest_flags.h"
 #include "lab/lab.h"
 #include "lab/manifest.h"
 
@@ -21,7 +20,7 @@ namespace {
 // Applies `flag` only when given on the command line, so that a manifest's values stay.
 template <typename F>
 void given(const CLI::App& app, const char* flag, F apply) {
-  if (app.count(flag) > 0) {
+  if (flag_given(app, flag)) {
     apply();
   }
 }
@@ -109,13 +108,7 @@ void add_lab_pod_flags(CLI::App& app, LabPodFlags& f) {
 void apply_lab_pod_flags(const CLI::App& app, const LabPodFlags& f, lab::Options& o) {
   using namespace lab_pod_flags;
   given(app, "--replicas", [&] { o.replicas = int_flag(f.replicas, "--replicas", 1, 1000); });
-  given(app, "--max-surge", [&] { o.max_surge = IntOrPercent::parse(f.max_surge, "--max-surge"); });
-  given(app, "--max-unavailable",
-        [&] { o.max_unavailable = IntOrPercent::parse(f.max_unavailable, "--max-unavailable"); });
-  // A manifest's own both-zero is refused with its file:line; here a flag made it so.
-  if (auto why = kube::invalid_limits(o.max_surge, o.max_unavailable)) {
-    throw Error("--max-surge, --max-unavailable: " + *why);
-  }
+  apply_rollout_limit_flags(app, f.max_surge, f.max_unavailable, o.max_surge, o.max_unavailable);
   given(app, "--min-ready", [&] { o.min_ready = parse_duration(f.min_ready, "--min-ready"); });
   given(app, "--prestop", [&] { o.pod.prestop = lab::parse_hook(f.prestop, "--prestop"); });
   given(app, "--grace", [&] { o.pod.grace = parse_duration(f.grace, "--grace"); });

@@ -10,8 +10,8 @@
 #include "base/int_or_percent.h"
 #include "base/parse.h"
 #include "cli/command.h"
+#include "cli/manifest_flags.h"
 #include "http/idempotent.h"
-#include "kube/rollout.h"
 #include "kube/workload.h"
 #include "report/report.h"
 #include "sim/invocation.h"
@@ -76,57 +76,40 @@ void map_workload(const Flags& f, const CLI::App& app, sim::Options& o) {
       throw Error(f.file + ": no Deployment, StatefulSet or other workload in it");
     }
     std::optional<std::string> unknown = sim::apply_workload(o, *w, f.container);
-    if (unknown && app.count("--prestop") == 0) {
+    if (unknown && !flag_given(app, "--prestop")) {
       throw Error(*unknown + "; give --prestop DURATION to simulate it");
     }
   }
 }
 
-sim::Invocation to_invocation(const Flags& f, const CLI::App& app) {
-  sim::Invocation inv;
-  sim::Options& o = inv.options;
-  o.profile = sim::load_profile(f.profile);
-  o.dataplane = f.dataplane.empty() ? o.profile.dataplane
-                                    : sim::dataplane_from_string(f.dataplane, "--dataplane");
-  map_workload(f, app, o);
-  // Flags given explicitly override the manifest.
-  auto given = [&](const char* name) {
-    return app.count(name) > 0;
-  };
-  if (given("--replicas")) {
+// The Deployment's flags, each where given, over the manifest's values (-f) or the defaults.
+void apply_workload_flags(const Flags& f, const CLI::App& app, sim::Options& o) {
+  if (flag_given(app, "--replicas")) {
     o.replicas = static_cast<int>(parse_integer(f.replicas, "--replicas", 1, 100'000));
   }
-  if (given("--prestop")) {
+  if (flag_given(app, "--prestop")) {
     o.prestop = prestop_seconds(f.prestop);
   }
-  if (given("--grace")) {
+  if (flag_given(app, "--grace")) {
     o.grace = seconds(f.grace, "--grace");
   }
-  if (given("--max-surge")) {
-    o.max_surge = IntOrPercent::parse(f.max_surge, "--max-surge");
-  }
-  if (given("--max-unavailable")) {
-    o.max_unavailable = IntOrPercent::parse(f.max_unavailable, "--max-unavailable");
-  }
-  // A manifest's own both-zero is refused with its file:line; here a flag made it so.
-  if (auto why = kube::invalid_limits(o.max_surge, o.max_unavailable)) {
-    throw Error("--max-surge, --max-unavailable: " + *why);
-  }
-  if (!f.propagation.empty()) {
-    o.profile.propagation = sim::parse_distribution(f.propagation, "--propagation");
-  }
-  o.rate = parse_number(f.rate, "--rate");
-  o.app = sim::app_from_string(f.app, "--app");
-  o.linger = seconds(f.linger, "--linger");
+  apply_rollout_limit_flags(app, f.max_surge, f.max_unavailable, o.max_surge, o.max_unavailable);
   if (f.readiness != "probed" && f.readiness != "lies") {
     throw Error("--readiness: expected 'probed' or 'lies', got '" + f.readiness + "'");
   }
-  if (given("--readiness") || f.file.empty()) {
+  if (flag_given(app, "--readiness") || f.file.empty()) {
     o.readiness = f.readiness == "lies" ? sim::Readiness::lies : sim::Readiness::probed;
   }
   if (!f.readiness_period.empty()) {
     o.readiness_period = seconds(f.readiness_period, "--readiness-period");
   }
+}
+
+// The app, its clients and the run: flags only, no manifest says them.
+void apply_traffic_flags(const Flags& f, sim::Options& o) {
+  o.rate = parse_number(f.rate, "--rate");
+  o.app = sim::app_from_string(f.app, "--app");
+  o.linger = seconds(f.linger, "--linger");
   o.request_duration = sim::parse_distribution(f.request_duration, "--request-duration");
   o.drain = sim::parse_distribution(f.drain, "--drain");
   o.warmup = sim::parse_distribution(f.warmup, "--warmup");
@@ -148,6 +131,20 @@ sim::Invocation to_invocation(const Flags& f, const CLI::App& app) {
   o.duration = seconds(f.duration, "--duration");
   o.tail = seconds(f.tail, "--tail");
   o.bucket = seconds(f.bucket, "--bucket");
+}
+
+sim::Invocation to_invocation(const Flags& f, const CLI::App& app) {
+  sim::Invocation inv;
+  sim::Options& o = inv.options;
+  o.profile = sim::load_profile(f.profile);
+  o.dataplane = f.dataplane.empty() ? o.profile.dataplane
+                                    : sim::dataplane_from_string(f.dataplane, "--dataplane");
+  map_workload(f, app, o);
+  apply_workload_flags(f, app, o);
+  if (!f.propagation.empty()) {
+    o.profile.propagation = sim::parse_distribution(f.propagation, "--propagation");
+  }
+  apply_traffic_flags(f, o);
   inv.runs = static_cast<int>(parse_integer(f.runs, "--runs", 1, 100'000));
   if (!f.sweep.empty()) {
     inv.sweep = sim::parse_sweep(f.sweep);
