@@ -242,7 +242,8 @@ private:
 
 class L4Router final : public RouterCore {
 public:
-  using RouterCore::RouterCore;
+  L4Router(const RouterOptions& options, Recorder* recorder)
+      : RouterCore(options, Balance::random, recorder) {}
 
   ~L4Router() override { stop(); }
 

@@ -122,7 +122,7 @@ private:
 class L7Router final : public RouterCore {
 public:
   L7Router(const RouterOptions& options, Recorder* recorder)
-      : RouterCore(options, recorder), h2(*this) {}
+      : RouterCore(options, Balance::round_robin, recorder), h2(*this) {}
 
   ~L7Router() override { stop(); }
 

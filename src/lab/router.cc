@@ -49,10 +49,11 @@ std::unique_ptr<Router> Router::start(const RouterOptions& options, Recorder* re
                                             : start_l7(options, recorder);
 }
 
-RouterCore::RouterCore(const RouterOptions& options, Recorder* recorder)
+RouterCore::RouterCore(const RouterOptions& options, Balance balance, Recorder* recorder)
     : acceptor_(open_listener(io_, options.listen_host, options.listen_port,
                               fmt::format("router {}", options.name))),
       options_(options),
+      balance_(balance),
       recorder_(recorder),
       port_(acceptor_.local_endpoint().port()),
       rng_(options.seed),
@@ -141,7 +142,7 @@ const Endpoint* RouterCore::choose(const std::vector<std::string>& skip) {
   if (usable.empty()) {
     return nullptr;
   }
-  if (options_.dataplane == Dataplane::l4) {
+  if (balance_ == Balance::random) {
     std::uniform_int_distribution<size_t> pick(0, usable.size() - 1);
     return usable[pick(rng_)];
   }

@@ -66,11 +66,15 @@ private:
 // The router_applied event of `change` at `router` (its time is the caller's).
 record::Event applied_event(const EndpointChange& change, const std::string& router);
 
+// How a proxy picks among the usable endpoints: at random, as kube-proxy's iptables statistic
+// match does (l4), or in turn, as nginx's round robin does (l7).
+enum class Balance { random, round_robin };
+
 // What the l4 and l7 proxies share: the io_context and its thread, the listener, the endpoint
 // table (touched only on the router's thread) and the records of choices and refusals.
 class RouterCore : public Router {
 public:
-  RouterCore(const RouterOptions& options, Recorder* recorder);
+  RouterCore(const RouterOptions& options, Balance balance, Recorder* recorder);
   ~RouterCore() override;
 
   const std::string& name() const override { return options_.name; }
@@ -92,8 +96,8 @@ public:
   void stop();
   virtual void accept() = 0;
 
-  // kube-proxy's choice among usable endpoints: random (l4, like iptables' statistic match) or
-  // round-robin (l7, like nginx); `skip` excludes pods already tried. Null when none is usable.
+  // A usable endpoint, picked as the proxy's Balance says; `skip` excludes pods already tried.
+  // Null when none is usable.
   const Endpoint* choose(const std::vector<std::string>& skip = {});
   // Records that the client connection from `client_port` is bound to `pod`, stamped now.
   void remember_client(uint16_t client_port, const std::string& pod);
@@ -120,6 +124,7 @@ private:
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
   RouterOptions options_;
+  Balance balance_;
   Recorder* recorder_;
   uint16_t port_ = 0;
   EndpointTable table_;
