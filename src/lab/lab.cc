@@ -107,6 +107,9 @@ std::vector<Router*> raw(const std::vector<std::unique_ptr<Router>>& routers) {
   return out;
 }
 
+// A run_until whose `done` alone ends it: centuries, and now() plus it cannot overflow.
+constexpr Duration kNoLimit = Duration::max() / 2;
+
 // Runs the control loop in 20 ms slices until `done` holds or `limit` passes; false on timeout.
 bool run_until(asio::io_context& io, const std::function<bool()>& done, Duration limit) {
   auto guard = asio::make_work_guard(io);
@@ -239,7 +242,7 @@ void drive(asio::io_context& io, const Options& o, DeploymentController& cluster
         }
         return phase == Phase::tail && now() >= phase_end;
       },
-      std::chrono::hours(24 * 365));
+      kNoLimit);  // give_up, the traffic's end, a failed migration or a signal ends it
 }
 
 // The emulated cluster as the API shows it: the Deployment's spec, the nodes' routers, and the

@@ -22,6 +22,10 @@ constexpr const char* kK8sVersion = "k8s_version";
 constexpr const char* kPort = "port";
 constexpr const char* kContainer = "container";
 
+// The most replicas a run folder may name: above the sim's 100,000 and the lab's 1,000, so that
+// any engine's run reads back, yet a corrupt value is refused rather than believed.
+constexpr int64_t kMaxReplicas = 1 << 20;
+
 constexpr std::string_view kTypedKeys[] = {kReplicas,   kPreStop,  kGrace,
                                            kReadiness,  kMaxSurge, kMaxUnavailable,
                                            kK8sVersion, kPort,     kContainer};
@@ -121,7 +125,7 @@ Scenario scenario_from_strings(const std::map<std::string, std::string>& strings
     return std::string(v);
   };
   read_key(strings, kReplicas, s.replicas, [](std::string_view v, const std::string& what) {
-    return static_cast<int>(parse_integer(v, what, 0, 1 << 20));
+    return static_cast<int>(parse_integer(v, what, 0, kMaxReplicas));
   });
   read_key(strings, kPreStop, s.prestop, parse_prestop);
   read_key(strings, kGrace, s.grace, parse_duration);
