@@ -7,6 +7,8 @@
 #include <optional>
 #include <string_view>
 
+#include "base/enum_names.h"
+
 namespace zerodrop::http {
 
 enum class ProxyFailure : uint8_t {
@@ -36,12 +38,7 @@ constexpr std::string_view to_string(ProxyFailure f) {
 }
 
 constexpr std::optional<ProxyFailure> proxy_failure_from_string(std::string_view name) {
-  for (size_t i = 0; i < kProxyFailureCount; ++i) {
-    if (kProxyFailureNames[i] == name) {
-      return static_cast<ProxyFailure>(i);
-    }
-  }
-  return std::nullopt;
+  return enum_from_name<ProxyFailure>(kProxyFailureNames, name);
 }
 
 // Whether the failure says something about the upstream (the app, or the endpoints the proxy was

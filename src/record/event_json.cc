@@ -2,6 +2,7 @@
 #include <array>
 #include <ostream>
 
+#include "base/enum_names.h"
 #include "record/json_fields.h"
 #include "record/run_record.h"
 
@@ -128,12 +129,7 @@ std::string_view to_string(EventKind kind) {
 }
 
 std::optional<EventKind> event_kind_from_string(std::string_view name) {
-  for (size_t i = 0; i < kEventNames.size(); ++i) {
-    if (kEventNames[i] == name) {
-      return static_cast<EventKind>(i);
-    }
-  }
-  return std::nullopt;
+  return enum_from_name<EventKind>(kEventNames, name);
 }
 
 std::string_view to_string(CloseKind kind) {

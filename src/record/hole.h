@@ -6,6 +6,8 @@
 #include <optional>
 #include <string_view>
 
+#include "base/enum_names.h"
+
 namespace zerodrop::record {
 
 // The closed set of holes through which a rollout drops requests. Audit rules, lab and sim
@@ -89,12 +91,7 @@ constexpr std::string_view to_string(Hole h) {
 }
 
 constexpr std::optional<Hole> hole_from_string(std::string_view id) {
-  for (const HoleInfo& h : kHoles) {
-    if (h.id == id) {
-      return h.hole;
-    }
-  }
-  return std::nullopt;
+  return enum_from_name<Hole>(kHoleIds, id);
 }
 
 }  // namespace zerodrop::record

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string_view>
 
+#include "base/enum_names.h"
+
 namespace zerodrop::record {
 
 // The class of one request's outcome: the load engine's vocabulary (see docs/ARCHITECTURE.md).
@@ -70,12 +72,7 @@ static_assert(kOutcomeNames.size() == kOutcomeCount, "one name per Outcome");
 constexpr std::string_view to_string(Outcome o) { return kOutcomeNames[static_cast<size_t>(o)]; }
 
 constexpr std::optional<Outcome> outcome_from_string(std::string_view name) {
-  for (size_t i = 0; i < kOutcomeCount; ++i) {
-    if (kOutcomeNames[i] == name) {
-      return static_cast<Outcome>(i);
-    }
-  }
-  return std::nullopt;
+  return enum_from_name<Outcome>(kOutcomeNames, name);
 }
 
 // The outcome class of an HTTP status that is not configured as success.

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/enum_names.h"
 #include "base/error.h"
 #include "record/json_fields.h"
 
@@ -245,12 +246,7 @@ bool retry_safe(Outcome outcome, Connection connection, ResponseBytes bytes, Ide
 }
 
 std::optional<BackendFate> backend_fate_from_string(std::string_view name) {
-  for (size_t i = 0; i < kFateNames.size(); ++i) {
-    if (kFateNames[i] == name) {
-      return static_cast<BackendFate>(i);
-    }
-  }
-  return std::nullopt;
+  return enum_from_name<BackendFate>(kFateNames, name);
 }
 
 void write_ndjson(std::ostream& out, const RequestRecord& r) {
