@@ -9,10 +9,13 @@ command -v kubectl >/dev/null || skip "kubectl is not installed"
 export TMPDIR="$WORK/tmp"
 mkdir -p "$TMPDIR"
 
+# Called as $(run_fake APP): a subshell, whose background jobs lib.sh's cleanup cannot see, so
+# the subshell stops its fake itself, however it ends.
 run_fake() {  # run_fake APP: starts the fake, verifies deploy/web with load on its /app
   local port
   port=$(free_port)
   python3 "$SOURCE_DIR/tests/e2e/fake_kube_api.py" "$port" --app "$1" >"$WORK/fake-$1.log" 2>&1 &
+  trap "kill $! 2>/dev/null || true" EXIT
   for _ in $(seq 600); do grep -q listening "$WORK/fake-$1.log" && break; sleep 0.05; done
   cat >"$WORK/kubeconfig-$1" <<YAML
 apiVersion: v1
