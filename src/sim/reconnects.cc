@@ -20,8 +20,14 @@ void Accountant::reconnects() {
   credit_.assign(1, {0.0, 0.0});
   double unpinned = 0, credit = 0, t = 0;
   double initial = 1.0 / std::max(1, control_.initial_ready);
-  for (size_t b = 0; b < breaks_.size();) {
+  // Piece by piece until every broken connection has re-pinned (or the run ends): the last
+  // break's clients keep failing while every endpoint of the view refuses.
+  size_t b = 0;
+  while (true) {
     if (unpinned < 1e-12) {
+      if (b == breaks_.size()) {
+        break;
+      }
       t = breaks_[b].t;  // nothing to account until the next break
     }
     while (b < breaks_.size() && breaks_[b].t <= t) {
@@ -36,14 +42,11 @@ void Accountant::reconnects() {
     };
     next = std::min({next, after(applied_), after(refuse_starts_), after(refuse_ends_), end_});
     if (next <= t) {
-      break;
+      break;  // the run's end
     }
     reconnect_piece(t, next, unpinned, credit);
     credit_.emplace_back(next, credit);
     t = next;
-    if (b == breaks_.size() && (unpinned < 1e-12 || t >= end_)) {
-      break;
-    }
   }
 }
 

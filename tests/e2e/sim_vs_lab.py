@@ -8,10 +8,11 @@ A cell is APP/KA/RANGE: APP one of the example apps, KA `ka` (keep-alive) or `no
 `long` (1s..3s propagation) or `short` (200ms..600ms); `all` is every cell. Prints one table row
 per (cell, hole) and exits 1 when the sim's expectation lies outside the lab's band in any cell.
 
-The band of a cell's hole: the spread of the lab seeds, widened to ±15 % of their mean, and to
-at least the Poisson floor (see FLOOR). The sim's figure is the mean of its expected failures
-(run.json `expected.<hole>`) over --sim-seeds seeds: one seed's expectation still depends on
-that seed's propagation draws.
+The band of a cell's hole: the spread of the lab seeds, widened to ±15 % of their mean, to at
+least the Poisson floor (see FLOOR), and to two standard errors of the seeds' own variation (see
+seed_error). The sim's figure is the mean of its expected failures (run.json
+`expected.<hole>`) over --sim-seeds seeds: one seed's expectation still depends on that seed's
+propagation draws.
 
 --lab-jobs lab runs go side by side (3 by default: a lab run spends its time waiting for its
 propagation timers and uses about a tenth of a core, and each lab's pods get addresses of their
@@ -35,6 +36,19 @@ RANGES = {"long": ("1s..3s", 3.0), "short": ("200ms..600ms", 0.6)}
 # (3 requests) covers a mean around 1 whose seeds all read 0 or 1.
 FLOOR = 3.0
 RELATIVE = 0.15
+
+# Three lab seeds are a small sample of a quantity that varies from seed to seed far beyond
+# counting noise: with keep-alive, a router fails every request only while every pod it knows
+# refuses, a window that exists only when that router's propagation draw is late. naive/ka/long
+# measured on 21 lab seeds: mean 370, sd 65; its seeds 1-3 read 314 / 275 / 326 (mean 305, one sd
+# low), the sim's 40 seeds 357, sd 53. The sim's seeds estimate that variation (three lab seeds
+# do not): the two means differ by chance within two standard errors of it, the lab's mean of k
+# seeds (each also a Poisson count) and the sim's of n.
+def seed_error(sim_values, labs_k, expected):
+    n = len(sim_values)
+    mean = sum(sim_values) / n
+    var = sum((v - mean) ** 2 for v in sim_values) / n
+    return 2 * math.sqrt(var / labs_k + var / n + expected / labs_k)
 
 # (app, keep-alive, hole) the sim does not model, with why: printed, never judged.
 NOT_MODELLED = {
@@ -167,9 +181,12 @@ def band(labs):
     return min(min(labs), mean - slack), max(max(labs), mean + slack), mean
 
 
-def judge(labs, sim):
+def judge(labs, sims):
+    sim = sum(sims) / len(sims)
     lo, hi, mean = band(labs)
     if lo <= sim <= hi:
+        return True
+    if abs(sim - mean) <= seed_error(sims, len(labs), max(mean, sim)):
         return True
     return abs(sim - mean) <= 2 * math.sqrt(max(mean, sim)) + FLOOR
 
@@ -180,12 +197,13 @@ def compare(cell, labs, sims):
     name = "/".join(cell)
     for hole in holes:
         counts = [lab.get(hole, 0) for lab in labs]
-        expected = sum(s.get(hole, 0.0) for s in sims) / len(sims)
+        per_seed = [s.get(hole, 0.0) for s in sims]
+        expected = sum(per_seed) / len(per_seed)
         if max(counts) == 0 and expected < 0.05:
             continue
         lab_text = " / ".join(str(c) for c in counts)
         why = NOT_MODELLED.get((cell[0], cell[1], hole))
-        ok = why is not None or judge(counts, expected)
+        ok = why is not None or judge(counts, per_seed)
         verdict = "not modelled" if why else "ok" if ok else "OUT"
         print(f"{name:<26} {hole:<20} {lab_text:>18} {expected:>9.1f}  {verdict}", flush=True)
         if not ok:
