@@ -65,7 +65,7 @@ image: build
 # of its compile); `make test-unit` builds and runs them optimised, one test per case. In the
 # sanitized build each unit-test binary is one test, all its cases in one process, as a sanitized
 # start costs ~0.3 s of CPU: `BINARY --gtest_filter=Suite.Case` reruns one case.
-# Tests labelled `slow` (the whole sim-versus-lab matrix, ~12 min) run with `make test-slow`;
+# Tests labelled `slow` (the whole sim-versus-lab matrix, ~4 min) run with `make test-slow`;
 # those labelled `release` (the .deb) test what only the optimised build ships.
 # The optimised suite mostly waits (lab runs wait out propagation delays and grace periods), so
 # the ASan build compiles meanwhile at idle priority: SCHED_IDLE (chrt, util-linux) runs it only
