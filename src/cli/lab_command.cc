@@ -109,7 +109,10 @@ void add_flags(CLI::App& app, Flags& f) {
       ->capture_default_str();
   app.add_option("--path", f.path, "request path")->capture_default_str();
   app.add_option("--warmup", f.warmup, "load before the action")->capture_default_str();
-  app.add_option("--tail", f.tail, "load after the last deleted pod exited")->capture_default_str();
+  app.add_option("--tail", f.tail,
+                 "load after the last deleted pod exited, and until every router applied every "
+                 "change")
+      ->capture_default_str();
   app.add_option("--ready-timeout", f.ready_timeout, "wait this long for the first pods")
       ->capture_default_str();
   app.add_option("--out", f.out, "run folder (default: a new folder under $TMPDIR)");

@@ -127,6 +127,7 @@ void DeploymentController::start(Action action, int scale_to) {
       break;
     }
   }
+  reconcile();  // the controllers sync on the change at once (a restart's first surge pod)
 }
 
 bool DeploymentController::delete_pod(const std::string& name) {
@@ -136,6 +137,7 @@ bool DeploymentController::delete_pod(const std::string& name) {
       finished_ = false;
       recorder_.pod_event(EventKind::rollout_started, name, "delete pod " + name);
       apply({0, {view.id}});
+      reconcile();  // its ReplicaSet replaces it at once
       return true;
     }
   }
@@ -157,7 +159,14 @@ void DeploymentController::apply(const kube::RolloutPlan& plan) {
 }
 
 bool DeploymentController::reconcile() {
-  apply(kube::plan_rollout(views(), revision_, limits_));
+  // The controller's next sync follows the events of its own writes within milliseconds: plan
+  // again until there is nothing to do (a scale-down makes room for the next surge pod). Each
+  // plan creates or deletes a pod, so the bound is never reached by a correct planner.
+  int bound = 4 * (limits_.replicas + limits_.max_surge) + 4;
+  for (kube::RolloutPlan plan = kube::plan_rollout(views(), revision_, limits_);
+       !plan.empty() && bound-- > 0; plan = kube::plan_rollout(views(), revision_, limits_)) {
+    apply(plan);
+  }
   if (!started_) {
     return false;
   }

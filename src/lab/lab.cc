@@ -110,7 +110,10 @@ std::vector<Router*> raw(const std::vector<std::unique_ptr<Router>>& routers) {
 // A run_until whose `done` alone ends it: centuries, and now() plus it cannot overflow.
 constexpr Duration kNoLimit = Duration::max() / 2;
 
-// Runs the control loop in 20 ms slices until `done` holds or `limit` passes; false on timeout.
+// Runs the control loop until `done` holds or `limit` passes; false on timeout. `done` is asked
+// again after every handler (a probe's answer, a pod's exit, a kubelet timer), so the controllers
+// it drives act on an event as it happens, as informers deliver it; and at least every 20 ms for
+// what no handler announces (minReadySeconds passing, a client of the API acting).
 bool run_until(asio::io_context& io, const std::function<bool()>& done, Duration limit) {
   auto guard = asio::make_work_guard(io);
   auto deadline = std::chrono::steady_clock::now() + limit;
@@ -118,7 +121,7 @@ bool run_until(asio::io_context& io, const std::function<bool()>& done, Duration
     if (std::chrono::steady_clock::now() > deadline) {
       return false;
     }
-    io.run_for(20ms);
+    io.run_one_for(20ms);
   }
   return true;
 }
@@ -188,10 +191,13 @@ bool migration_failed(Migration* migration) {
 
 // Warm-up, the migration before the rollout, action (the lab's own, or a client's through the
 // API), rollout until every deleted pod is gone (the migration between starts when a new pod is
-// Ready), the migration after, tail. Returns early on Ctrl-C, a failed migration, or when the
-// load engine stops by itself.
+// Ready), the migration after, tail: --tail, and at least until every router has applied every
+// change (`routers_settled`: a real ingress's last reload, a change due after --tail), so that
+// the record holds what each router did with the rollout. Returns early on Ctrl-C, a failed
+// migration, or when the load engine stops by itself.
 void drive(asio::io_context& io, const Options& o, DeploymentController& cluster, Traffic& traffic,
-           Recorder& recorder, LabApi* api, Migration* migration, const bool& interrupted) {
+           Recorder& recorder, LabApi* api, Migration* migration,
+           const std::function<bool()>& routers_settled, const bool& interrupted) {
   enum class Phase { warmup, waiting, rollout, tail };
   Phase phase = Phase::warmup;
   auto now = [] {
@@ -240,7 +246,10 @@ void drive(asio::io_context& io, const Options& o, DeploymentController& cluster
           recorder.pod_event(record::EventKind::note, "", "the rollout did not complete; stopping");
           return true;
         }
-        return phase == Phase::tail && now() >= phase_end;
+        // A router that never settles (an ingress that stopped answering) ends it after
+        // --ready-timeout more.
+        return phase == Phase::tail && now() >= phase_end
+               && (routers_settled() || now() >= phase_end + o.ready_timeout);
       },
       kNoLimit);  // give_up, the traffic's end, a failed migration or a signal ends it
 }
@@ -388,17 +397,16 @@ Result run(const Options& o) {
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](boost::system::error_code ec, int) { interrupted = !ec; });
 
+  // Every router has applied every change published so far.
+  auto settled = [&] {
+    return clock.now() > endpoints.settled_at()
+           && std::all_of(routers.begin(), routers.end(),
+                          [](const auto& r) { return r->settled(); });
+  };
   // Start the pods; wait until they are ready and every router has applied it.
   cluster.create_initial_pods();
   bool ready = run_until(
-      io,
-      [&] {
-        return interrupted
-               || (cluster.all_ready() && clock.now() > endpoints.settled_at()
-                   && std::all_of(routers.begin(), routers.end(),
-                                  [](const auto& r) { return r->settled(); }));
-      },
-      o.ready_timeout);
+      io, [&] { return interrupted || (cluster.all_ready() && settled()); }, o.ready_timeout);
   if (!ready) {
     record::RunRecord so_far = recorder.snapshot(describe(o), recorder.now());
     auto pod_log = [&](const std::string& name) {
@@ -414,7 +422,7 @@ Result run(const Options& o) {
   Traffic traffic(o.load, o.method, o.path, routers, recorder);
   if (!interrupted) {
     traffic.start();
-    drive(io, o, cluster, traffic, recorder, api.get(), migration.get(), interrupted);
+    drive(io, o, cluster, traffic, recorder, api.get(), migration.get(), settled, interrupted);
   }
 
   // Stop the load, kill whatever still runs, and hand back what was recorded.

@@ -21,9 +21,10 @@ using namespace std::chrono_literals;
 using record::EventKind;
 using record::Micros;
 
-// A rolling update in virtual time: the controller reconciles every 100 ms of it, like the lab's
-// control loop (every 20 ms of real time); pods are real `sleep` processes without probes (Ready
-// as soon as they run), which die at SIGTERM.
+// A rolling update in virtual time: the controller reconciles every 100 ms of it (the lab's
+// control loop asks after every event, and at least every 20 ms of real time), and each
+// reconcile, as start(), acts until nothing is left to do; pods are real `sleep` processes
+// without probes (Ready as soon as they run), which die at SIGTERM.
 class RolloutTest : public ::testing::Test {
 protected:
   RolloutTest()
@@ -86,18 +87,18 @@ TEST_F(RolloutTest, SurgeWaitsForMinReadySecondsBeforeEachOldPodGoes) {
   cluster.start(Action::restart, 0);
   run_for(cluster, 15s);
   EXPECT_EQ(steps(), (std::vector<std::string>{
-                         "t=5100 created pod-3 (revision 2)",
-                         "t=10100 deleting pod-1",
-                         "t=10200 created pod-4 (revision 2)",
-                         "t=15200 deleting pod-2",
-                         "t=15200 2 pods of revision 2 available",
+                         "t=5000 created pod-3 (revision 2)",
+                         "t=10000 deleting pod-1",
+                         "t=10000 created pod-4 (revision 2)",
+                         "t=15000 deleting pod-2",
+                         "t=15000 2 pods of revision 2 available",
                      }));
   wait_until_settled(cluster);
   EXPECT_EQ(cluster.ready_count(), 2);
 }
 
-// maxSurge 0, maxUnavailable 1: an old pod goes first, its replacement is created at the next
-// reconcile, and the next old pod goes once that one is available.
+// maxSurge 0, maxUnavailable 1: an old pod goes first, its replacement is created at once (the
+// deleted pod no longer counts), and the next old pod goes once that one is available.
 TEST_F(RolloutTest, UnavailableFirstDeletesBeforeCreating) {
   DeploymentController cluster(io_, recorder_, spec_, endpoints_, {2, 0, 1}, 1s, "127.0.");
   cluster.create_initial_pods();
@@ -105,11 +106,11 @@ TEST_F(RolloutTest, UnavailableFirstDeletesBeforeCreating) {
   cluster.start(Action::restart, 0);
   run_for(cluster, 5s);
   EXPECT_EQ(steps(), (std::vector<std::string>{
-                         "t=1100 deleting pod-1",
-                         "t=1200 created pod-3 (revision 2)",
-                         "t=2200 deleting pod-2",
-                         "t=2300 created pod-4 (revision 2)",
-                         "t=3300 2 pods of revision 2 available",
+                         "t=1000 deleting pod-1",
+                         "t=1000 created pod-3 (revision 2)",
+                         "t=2000 deleting pod-2",
+                         "t=2000 created pod-4 (revision 2)",
+                         "t=3000 2 pods of revision 2 available",
                      }));
   wait_until_settled(cluster);
 }
