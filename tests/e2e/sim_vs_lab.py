@@ -41,9 +41,10 @@ RELATIVE = 0.15
 # counting noise: with keep-alive, a router fails every request only while every pod it knows
 # refuses, a window that exists only when that router's propagation draw is late. naive/ka/long
 # measured on 21 lab seeds: mean 370, sd 65; its seeds 1-3 read 314 / 275 / 326 (mean 305, one sd
-# low), the sim's 40 seeds 357, sd 53. The sim's seeds estimate that variation (three lab seeds
-# do not): the two means differ by chance within two standard errors of it, the lab's mean of k
-# seeds (each also a Poisson count) and the sim's of n.
+# low), the sim's 40 seeds 357, sd 53 (370 once its lab profile had the lab's event-driven
+# controller). The sim's seeds estimate that variation (three lab seeds do not): the two means
+# differ by chance within two standard errors of it, the lab's mean of k seeds (each also a
+# Poisson count) and the sim's of n.
 def seed_error(sim_values, labs_k, expected):
     n = len(sim_values)
     mean = sum(sim_values) / n
