@@ -153,10 +153,10 @@ TEST(Simulator, KeepaliveReconnectsFailThroughTheWholeWindowWithoutAnEndpoint) {
   std::map<std::string, double> first_ready;  // router: when it applied a new pod's Ready
   for (const record::Event& e : r.record.events) {
     double t = static_cast<double>(e.t.count()) / 1e6;
-    if (e.kind == record::EventKind::signal_sent && e.pod.rfind("old-", 0) == 0) {
+    if (e.kind == record::EventKind::signal_sent && e.pod.starts_with("old-")) {
       last_term = std::max(last_term, t);
     }
-    if (e.kind == record::EventKind::router_applied && e.pod.rfind("new-", 0) == 0
+    if (e.kind == record::EventKind::router_applied && e.pod.starts_with("new-")
         && e.conditions && e.conditions->ready && !first_ready.count(e.router)) {
       first_ready[e.router] = t;
     }
