@@ -197,9 +197,12 @@ private:
   std::string words_path_;
 };
 
-// A file for the output of one exec in a container (the runtime's and the command's).
-std::string words_file() {
-  std::string path = (std::filesystem::temp_directory_path() / "zerodrop-exec-XXXXXX").string();
+// A file for the output of one exec in a container (the runtime's and the command's): beside
+// the pod's log in the run folder, so that a lab killed mid-exec leaves it there, not in /tmp.
+std::string words_file(const std::string& log_path) {
+  std::filesystem::path dir = log_path.empty() ? std::filesystem::temp_directory_path()
+                                               : std::filesystem::path(log_path).parent_path();
+  std::string path = (dir / "zerodrop-exec-XXXXXX").string();
   int fd = ::mkstemp(path.data());
   if (fd < 0) {
     return "";
@@ -214,7 +217,7 @@ std::shared_ptr<Check> Check::start(asio::io_context& io, const ProbeSpec& spec,
                                     const CheckTarget& target, Duration timeout, Done done) {
   if (spec.kind == ProbeSpec::Kind::exec) {
     bool inside = !target.exec_prefix.empty();
-    std::string words = inside ? words_file() : "";
+    std::string words = inside ? words_file(target.log_path) : "";
     try {
       std::vector<std::string> argv = target.exec_prefix;
       argv.insert(argv.end(), spec.command.begin(), spec.command.end());

@@ -91,6 +91,9 @@ expect_sigkill_leaves_nothing() {
   done
   left=$(rt ps -a --filter "name=zd-$lab_pid-" --format '{{.Names}}')
   [ -z "$left" ] || fail "containers left after SIGKILL: $left"
+  # An exec check's output file lives in the run folder, not the temporary folder.
+  left=$(find "$TMPDIR" -maxdepth 1 -name 'zerodrop-exec-*')
+  [ -z "$left" ] || fail "exec output files left in $TMPDIR after SIGKILL: $left"
   echo "sigkill: no container left"
 }
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Runs after every other end-to-end test of a build (FIXTURES_CLEANUP in tests/CMakeLists.txt):
-no process they started may outlive them. A leftover is a live process, other than this one and
-its ancestors, whose environment holds this build's BUILD_DIR and ZERODROP as ctest gave every
-end-to-end test (and their children inherit). Each is listed, then killed, and the test fails.
-A process still exiting gets 10 s."""
+no process they started may outlive them, nor any file in their temporary folder ($TMPDIR, the
+build's own, which `leftovers.py --setup` empties before them). A leftover process is a live
+process, other than this one and its ancestors, whose environment holds this build's BUILD_DIR
+and ZERODROP as ctest gave every end-to-end test (and their children inherit). Each leftover is
+listed, then killed or removed, and the test fails. A process still exiting gets 10 s."""
 import os
+import shutil
 import signal
 import sys
 import time
@@ -38,7 +40,36 @@ def leftovers(marks, skip):
     return found
 
 
+def tmpdir():
+    path = os.environ.get("TMPDIR", "")
+    if not os.path.basename(path).startswith("zerodrop-tests-"):
+        sys.exit(f"FAIL: TMPDIR is {path!r}, not a folder of the tests' own (tests/CMakeLists.txt)")
+    return path
+
+
+def setup():
+    path = tmpdir()
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    print(f"the end-to-end tests' temporary folder: {path}")
+    return 0
+
+
+def files_left():
+    path = tmpdir()
+    try:
+        names = sorted(os.listdir(path))
+    except FileNotFoundError:
+        return 0
+    for name in names:
+        print(f"FAIL: left behind by an end-to-end test: {os.path.join(path, name)}", file=sys.stderr)
+    shutil.rmtree(path, ignore_errors=True)
+    return 1 if names else 0
+
+
 def main():
+    if sys.argv[1:] == ["--setup"]:
+        return setup()
     marks = {f"{k}={os.environ[k]}".encode() for k in ("BUILD_DIR", "ZERODROP")}
     skip, pid = set(), os.getpid()
     while pid > 1:
@@ -49,16 +80,16 @@ def main():
     while found and time.monotonic() < deadline:
         time.sleep(0.2)
         found = leftovers(marks, skip)
-    if not found:
-        print("no process of this build's end-to-end tests is left")
-        return 0
     for pid, command in found:
         print(f"FAIL: left behind by an end-to-end test: pid {pid}: {command}", file=sys.stderr)
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
-    return 1
+    status = files_left() | (1 if found else 0)
+    if status == 0:
+        print("no process or temporary file of this build's end-to-end tests is left")
+    return status
 
 
 if __name__ == "__main__":

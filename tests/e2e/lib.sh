@@ -2,6 +2,9 @@
 set -euo pipefail
 : "${ZERODROP:?set ZERODROP to the zerodrop binary (ctest does)}"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/zerodrop-e2e.XXXXXX")
+# What the tested programs put in the temporary folder (a lab's run folder without --out, a
+# killed lab's files) goes in $WORK and is removed with it, not left in /tmp.
+export TMPDIR=$WORK
 # E2E_KEEP=1 keeps the folder of a failed test for a look (its path goes to stderr). A script's
 # own exit trap that calls cleanup passes the status it exits with.
 cleanup() {
