@@ -4,7 +4,8 @@ no process they started may outlive them, nor any file in their temporary folder
 build's own, which `leftovers.py --setup` empties before them). A leftover process is a live
 process, other than this one and its ancestors, whose environment holds this build's BUILD_DIR
 and ZERODROP as ctest gave every end-to-end test (and their children inherit). Each leftover is
-listed, then killed or removed, and the test fails. A process still exiting gets 10 s."""
+listed, then killed or removed, and the test fails. A process still exiting gets 10 s. With
+E2E_KEEP=1 (lib.sh keeps a failed test's folder, e2e.XXXXXX) those folders stay, and pass."""
 import os
 import shutil
 import signal
@@ -42,15 +43,28 @@ def leftovers(marks, skip):
 
 def tmpdir():
     path = os.environ.get("TMPDIR", "")
-    if not os.path.basename(path).startswith("zerodrop-tests-"):
+    if not os.path.basename(path).startswith("zd-e2e-"):
         sys.exit(f"FAIL: TMPDIR is {path!r}, not a folder of the tests' own (tests/CMakeLists.txt)")
     return path
 
 
+def kept(name):
+    return os.environ.get("E2E_KEEP") == "1" and name.startswith("e2e.")
+
+
+def remove(path):
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        os.unlink(path)
+
+
 def setup():
     path = tmpdir()
-    shutil.rmtree(path, ignore_errors=True)
-    os.makedirs(path)
+    os.makedirs(path, exist_ok=True)
+    for name in os.listdir(path):
+        if not kept(name):
+            remove(os.path.join(path, name))
     print(f"the end-to-end tests' temporary folder: {path}")
     return 0
 
@@ -61,10 +75,13 @@ def files_left():
         names = sorted(os.listdir(path))
     except FileNotFoundError:
         return 0
-    for name in names:
+    left = [n for n in names if not kept(n)]
+    for name in left:
         print(f"FAIL: left behind by an end-to-end test: {os.path.join(path, name)}", file=sys.stderr)
-    shutil.rmtree(path, ignore_errors=True)
-    return 1 if names else 0
+        remove(os.path.join(path, name))
+    if len(left) == len(names):
+        os.rmdir(path)
+    return 1 if left else 0
 
 
 def main():

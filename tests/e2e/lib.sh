@@ -1,7 +1,12 @@
 # Sourced by every tests/e2e/*.sh: strict mode, a temporary folder removed at exit, helpers.
 set -euo pipefail
 : "${ZERODROP:?set ZERODROP to the zerodrop binary (ctest does)}"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/zerodrop-e2e.XXXXXX")
+# Under ctest, TMPDIR is the build's own folder for the tests (/tmp/zd-e2e-HASH, checked empty by
+# e2e.leftovers at the end), where a short name keeps Unix socket paths short.
+case ${TMPDIR:-} in
+  */zd-e2e-*) WORK=$(mktemp -d "$TMPDIR/e2e.XXXXXX") ;;
+  *) WORK=$(mktemp -d "${TMPDIR:-/tmp}/zerodrop-e2e.XXXXXX") ;;
+esac
 # What the tested programs put in the temporary folder (a lab's run folder without --out, a
 # killed lab's files) goes in $WORK and is removed with it, not left in /tmp.
 export TMPDIR=$WORK
