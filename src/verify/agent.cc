@@ -121,6 +121,95 @@ private:
   Micros now_{0};
 };
 
+// The load's engines. With keep-alive and a fresh share, the new connections run as an engine
+// of their own beside the kept-alive pool: closing pool connections would end the long-lived
+// ones a stale keep-alive needs. The fresh engine starts once the main one has, and its records
+// move onto the main engine's t = 0 (onto_main_clock).
+struct Engines {
+  load::Options main;
+  load::Options fresh;
+  bool split = false;
+};
+
+Engines split_engines(const load::Options& load, const std::string& target, Duration duration) {
+  Engines e;
+  e.main = load;
+  e.main.targets = {{"GET", target}};
+  e.main.duration = duration;
+  e.split = load.keepalive == load::Keepalive::on && load.fresh_share > 0;
+  if (e.split) {
+    e.fresh = e.main;
+    e.fresh.keepalive = load::Keepalive::off;
+    e.fresh.fresh_share = e.main.fresh_share = 0;
+    e.fresh.rate = load.rate * load.fresh_share;
+    e.main.rate = load.rate - e.fresh.rate;
+  }
+  return e;
+}
+
+// A fresh-engine record on the main engine's clock, numbered apart from its requests.
+record::RequestRecord onto_main_clock(const record::RequestRecord& r, Micros shift) {
+  record::RequestRecord moved = r;
+  moved.seq += kFreshSeq;
+  moved.intended += shift;
+  moved.done += shift;
+  for (auto* t : {&moved.sent, &moved.first_byte}) {
+    if (*t) {
+      **t += shift;
+    }
+  }
+  return moved;
+}
+
+// A failure on a reused connection names no backend; under kube-proxy a connection keeps its
+// backend for life, so it is the one that last answered on it (keyed by the source port). The
+// load's threads record concurrently.
+class ReusedBackends {
+public:
+  // The backend to name for `r`, when it names none and its connection has answered before.
+  std::optional<std::string> backend_for(const record::RequestRecord& r) {
+    std::lock_guard lock(mutex_);
+    std::string& last = answered_by_[r.local_port];
+    if (r.connection == record::Connection::fresh || !r.backend.empty()) {
+      last = r.backend;
+    }
+    if (!r.backend.empty() || last.empty()) {
+      return std::nullopt;
+    }
+    return last;
+  }
+
+private:
+  std::unordered_map<uint16_t, std::string> answered_by_;
+  std::mutex mutex_;
+};
+
+// The stream's first line: who sends what, and the wall time of the load's t = 0.
+Json hello_line(const AgentOptions& o, const std::string& target,
+                std::chrono::steady_clock::time_point start) {
+  auto wall = std::chrono::system_clock::now()
+              - std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                  std::chrono::steady_clock::now() - start);
+  return {{"k", "hello"},
+          {"pod", o.pod},
+          {"node", o.node},
+          {"index", o.index},
+          {"count", o.count},
+          {"target", target},
+          {"rate", o.load.rate},
+          {"records", o.records == AgentRecords::all ? "all" : "failed"},
+          {"wall_us", wall_us(wall)},
+          {"version", std::string(base::version())}};
+}
+
+void add(load::Summary& s, const load::Summary& more) {
+  s.requests += more.requests;
+  s.ok += more.ok;
+  s.failed += more.failed;
+  s.late += more.late;
+  s.unsent += more.unsent;
+}
+
 }  // namespace
 
 std::string agent_target(const AgentOptions& o,
@@ -151,22 +240,10 @@ std::string agent_target(const AgentOptions& o,
 
 int run_agent(const AgentOptions& o, std::ostream& out) {
   std::string target = agent_target(o, [](const char* name) { return std::getenv(name); });
-  load::Options options = o.load;
-  options.targets = {{"GET", target}};
-  options.duration = o.duration;
+  Engines engines = split_engines(o.load, target, o.duration);
   Stream stream(out);
-  Records records(stream, o.records, options.timeout);
-  // With keep-alive and a fresh share, the new connections run as an engine of their own beside
-  // the kept-alive pool: closing pool connections would end the long-lived ones a stale
-  // keep-alive needs. It starts once the main engine has, and its records move onto that t = 0.
-  load::Options fresh = options;
-  bool split = options.keepalive == load::Keepalive::on && options.fresh_share > 0;
-  if (split) {
-    fresh.keepalive = load::Keepalive::off;
-    fresh.fresh_share = options.fresh_share = 0;
-    fresh.rate = o.load.rate * o.load.fresh_share;
-    options.rate = o.load.rate - fresh.rate;
-  }
+  Records records(stream, o.records, engines.main.timeout);
+  ReusedBackends reused;
   std::chrono::steady_clock::time_point main_start;
   std::atomic<int64_t> fresh_shift_us{0};
   std::thread fresh_thread;
@@ -175,68 +252,35 @@ int run_agent(const AgentOptions& o, std::ostream& out) {
   load::Hooks hooks;
   load::Hooks fresh_hooks;
   hooks.stop = fresh_hooks.stop = o.stop;
-  fresh_hooks.on_start = [&](std::chrono::steady_clock::time_point start) {
-    fresh_shift_us = std::chrono::duration_cast<Micros>(start - main_start).count();
-  };
   hooks.on_start = [&](std::chrono::steady_clock::time_point start) {
     main_start = start;
-    auto wall = std::chrono::system_clock::now()
-                - std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                    std::chrono::steady_clock::now() - start);
-    stream.line({{"k", "hello"},
-                 {"pod", o.pod},
-                 {"node", o.node},
-                 {"index", o.index},
-                 {"count", o.count},
-                 {"target", target},
-                 {"rate", o.load.rate},
-                 {"records", o.records == AgentRecords::all ? "all" : "failed"},
-                 {"wall_us", wall_us(wall)},
-                 {"version", std::string(base::version())}});
-    if (split) {
+    stream.line(hello_line(o, target, start));
+    if (engines.split) {
       fresh_thread = std::thread([&] {
         try {
-          fresh_summary = load::run(fresh, fresh_hooks);
+          fresh_summary = load::run(engines.fresh, fresh_hooks);
         } catch (...) {
           fresh_error = std::current_exception();
         }
       });
     }
   };
-  // A failure on a reused connection names no backend; under kube-proxy a connection keeps its
-  // backend for life, so it is the one that last answered on it (keyed by the source port).
-  std::unordered_map<uint16_t, std::string> answered_by;
-  std::mutex answered_mutex;  // the load's threads record concurrently
+  fresh_hooks.on_start = [&](std::chrono::steady_clock::time_point start) {
+    fresh_shift_us = std::chrono::duration_cast<Micros>(start - main_start).count();
+  };
   hooks.on_record = [&](const record::RequestRecord& r) {
-    std::unique_lock lock(answered_mutex);
-    std::string& last = answered_by[r.local_port];
-    if (r.connection == record::Connection::fresh || !r.backend.empty()) {
-      last = r.backend;
-    }
-    if (!r.backend.empty() || last.empty()) {
-      lock.unlock();
+    if (std::optional<std::string> backend = reused.backend_for(r)) {
+      record::RequestRecord named = r;
+      named.backend = std::move(*backend);
+      records.add(named);
+    } else {
       records.add(r);
-      return;
     }
-    record::RequestRecord named = r;
-    named.backend = last;
-    lock.unlock();
-    records.add(named);
   };
   fresh_hooks.on_record = [&](const record::RequestRecord& r) {
-    record::RequestRecord moved = r;
-    Micros shift(fresh_shift_us.load());
-    moved.seq += kFreshSeq;
-    moved.intended += shift;
-    moved.done += shift;
-    for (auto* t : {&moved.sent, &moved.first_byte}) {
-      if (*t) {
-        **t += shift;
-      }
-    }
-    hooks.on_record(moved);
+    hooks.on_record(onto_main_clock(r, Micros(fresh_shift_us.load())));
   };
-  load::Summary s = load::run(options, hooks);
+  load::Summary s = load::run(engines.main, hooks);
   if (fresh_thread.joinable()) {
     fresh_thread.join();
   }
@@ -244,11 +288,7 @@ int run_agent(const AgentOptions& o, std::ostream& out) {
     std::rethrow_exception(fresh_error);
   }
   records.finish();
-  s.requests += fresh_summary.requests;
-  s.ok += fresh_summary.ok;
-  s.failed += fresh_summary.failed;
-  s.late += fresh_summary.late;
-  s.unsent += fresh_summary.unsent;
+  add(s, fresh_summary);
   stream.line({{"k", "summary"},
                {"requests", s.requests},
                {"ok", s.ok},
