@@ -349,6 +349,59 @@ std::string context_namespace(const KubectlOptions& options) {
   return status.success() && !ns.empty() ? ns : "default";
 }
 
+namespace {
+
+// What the watched rollout left: how it ended, the load's error, the agents' nodes and the
+// anchor kept by --keep.
+struct Observed {
+  Ending ending = Ending::finished;
+  std::string load_error;
+  std::vector<std::string> agent_nodes;
+  std::string kept;
+};
+
+// Watches the Deployment while the agents and the load run and the action drives the rollout;
+// every object it made is gone (or kept, with --keep) when it returns.
+Observed observe(ApiClient& client, KubectlProxy& proxy, const Options& o, const Target& target,
+                 std::optional<AgentJob>& job, Timeline& timeline) {
+  Observed seen;
+  Watches watches(client, o, target, timeline);
+  Guard guard(o, proxy);
+  // The anchor first: every object of the run is owned by it, so deleting it (on the way out,
+  // or --cleanup after a crash) removes them all.
+  std::unique_ptr<Anchor> anchor;
+  std::unique_ptr<Agents> agents;
+  if (job) {
+    anchor = std::make_unique<Anchor>(client, o.namespace_name, job->run_id, o.deployment);
+    if (o.keep) {
+      anchor->keep();
+      seen.kept = anchor->name();
+    }
+    job->owner = anchor->owner_reference();
+    // The agents next: they must all be loading before the warm-up counts.
+    agents = start_agents(client, o, *job, timeline, guard);
+  }
+  std::unique_ptr<Load> load;
+  if (!o.urls.empty()) {
+    load = std::make_unique<Load>(o, timeline);
+    if (!load->wait_started()) {
+      throw Error(load->error());
+    }
+  }
+  seen.ending = drive(client, o, timeline, guard);
+  if (load) {
+    load->stop();
+    seen.load_error = load->error();
+  }
+  if (agents) {
+    agents->stop(o.load.timeout + std::chrono::seconds(15));
+    seen.agent_nodes = timeline.agent_nodes();
+  }
+  return seen;
+}
+
+}  // namespace
+
 int run(const Options& o, const Finish& finish) {
   KubectlProxy proxy(o.kubectl);
   ApiClient client(proxy.socket_path());
@@ -377,58 +430,22 @@ int run(const Options& o, const Finish& finish) {
   if (!capped.empty()) {
     timeline.note(capped);
   }
-  Ending ending;
-  std::string load_error;
-  std::vector<std::string> agent_nodes;
-  std::string kept;
-  {
-    Watches watches(client, o, target, timeline);
-    Guard guard(o, proxy);
-    // The anchor first: every object of the run is owned by it, so deleting it (on the way out,
-    // or --cleanup after a crash) removes them all.
-    std::unique_ptr<Anchor> anchor;
-    std::unique_ptr<Agents> agents;
-    if (job) {
-      anchor = std::make_unique<Anchor>(client, o.namespace_name, job->run_id, o.deployment);
-      if (o.keep) {
-        anchor->keep();
-        kept = anchor->name();
-      }
-      job->owner = anchor->owner_reference();
-      // The agents next: they must all be loading before the warm-up counts.
-      agents = start_agents(client, o, *job, timeline, guard);
-    }
-    std::unique_ptr<Load> load;
-    if (!o.urls.empty()) {
-      load = std::make_unique<Load>(o, timeline);
-      if (!load->wait_started()) {
-        throw Error(load->error());
-      }
-    }
-    ending = drive(client, o, timeline, guard);
-    if (load) {
-      load->stop();
-      load_error = load->error();
-    }
-    if (agents) {
-      agents->stop(o.load.timeout + std::chrono::seconds(15));
-      agent_nodes = timeline.agent_nodes();
-    }
-  }
-  if (!kept.empty()) {
+  Observed seen = observe(client, proxy, o, target, job, timeline);
+  if (!seen.kept.empty()) {
     std::cerr << fmt::format(
         "zerodrop: verify: kept configmap/{} and the Job it owns (--keep); 'zerodrop verify "
         "--cleanup -n {}' or 'kubectl delete configmap {} -n {}' removes them\n",
-        kept, o.namespace_name, kept, o.namespace_name);
+        seen.kept, o.namespace_name, seen.kept, o.namespace_name);
   }
-  if (!load_error.empty()) {
-    throw Error(load_error);
+  if (!seen.load_error.empty()) {
+    throw Error(seen.load_error);
   }
-  record::RunRecord run = base_record(o, target, agent_nodes);
+  record::RunRecord run = base_record(o, target, seen.agent_nodes);
   run.end = timeline.now();
   run = timeline.finish(std::move(run));
   write_propagation(folder, timeline.updates(), timeline.wall_start_us());
   int code = finish(folder, run);
+  Ending ending = seen.ending;
   if (ending == Ending::interrupted) {
     return to_int(ExitCode::interrupted);
   }
