@@ -5,7 +5,7 @@ build's own, which `leftovers.py --setup` empties before them). A leftover proce
 process, other than this one and its ancestors, whose environment holds this build's BUILD_DIR
 and ZERODROP as ctest gave every end-to-end test (and their children inherit). Each leftover is
 listed, then killed or removed, and the test fails. A process still exiting gets 10 s. With
-E2E_KEEP=1 (lib.sh keeps a failed test's folder, e2e.XXXXXX) those folders stay, and pass."""
+E2E_KEEP=1 (lib.sh keeps a failed test's folder, zd-e2e.XXXXXX) those folders stay, and pass."""
 import os
 import shutil
 import signal
@@ -49,7 +49,7 @@ def tmpdir():
 
 
 def kept(name):
-    return os.environ.get("E2E_KEEP") == "1" and name.startswith("e2e.")
+    return os.environ.get("E2E_KEEP") == "1" and name.startswith("zd-e2e.")
 
 
 def remove(path):

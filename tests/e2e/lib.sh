@@ -2,11 +2,8 @@
 set -euo pipefail
 : "${ZERODROP:?set ZERODROP to the zerodrop binary (ctest does)}"
 # Under ctest, TMPDIR is the build's own folder for the tests (/tmp/zd-e2e-HASH, checked empty by
-# e2e.leftovers at the end), where a short name keeps Unix socket paths short.
-case ${TMPDIR:-} in
-  */zd-e2e-*) WORK=$(mktemp -d "$TMPDIR/e2e.XXXXXX") ;;
-  *) WORK=$(mktemp -d "${TMPDIR:-/tmp}/zerodrop-e2e.XXXXXX") ;;
-esac
+# e2e.leftovers at the end). The names are short: Unix sockets live in run folders under $WORK.
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/zd-e2e.XXXXXX")
 # What the tested programs put in the temporary folder (a lab's run folder without --out, a
 # killed lab's files) goes in $WORK and is removed with it, not left in /tmp.
 export TMPDIR=$WORK
