@@ -51,10 +51,11 @@ std::string make_run_dir(const std::string& wanted) {
   return pattern;
 }
 
-// Pods get 127.B.C.D with B chosen per process, so that labs running side by side (tests) do
-// not share addresses.
+// "127.B.": the pods' addresses are 127.B.C.D, B claimed once for the process (its runs share
+// it), from the pid's on, so that labs running side by side do not share addresses.
 std::string ip_prefix() {
-  return fmt::format("127.{}.", 20 + ::getpid() % 200);
+  static const LoopbackClaim claim = claim_loopback_prefix(::getpid() % 200);
+  return fmt::format("127.{}.", claim.b);
 }
 
 // The kernel's account of who closed the pods' connections, for the l4 and nftables routers

@@ -3,11 +3,14 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <spawn.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <functional>
 #include <thread>
@@ -137,6 +140,33 @@ NodeNetwork::~NodeNetwork() {
     ::close(n.fd);
   }
   ::close(host_);
+}
+
+LoopbackClaim claim_loopback_prefix(int first) {
+  constexpr int kCount = 200;
+  for (int k = 0; k < kCount; ++k) {
+    int b = 20 + (first + k) % kCount;
+    int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      throw Error(fmt::format("cannot claim pod addresses 127.{}.0.0/16: socket: {}", b,
+                              std::strerror(errno)));
+    }
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::string name = fmt::format("zerodrop-lab-127.{}", b);
+    std::memcpy(address.sun_path + 1, name.data(), name.size());  // sun_path[0] = 0: abstract
+    auto size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), size) == 0) {
+      return {b, fd};
+    }
+    int error = errno;
+    ::close(fd);
+    if (error != EADDRINUSE) {
+      throw Error(fmt::format("cannot claim pod addresses 127.{}.0.0/16: bind @{}: {}", b, name,
+                              std::strerror(error)));
+    }
+  }
+  throw Error("every pod address range 127.B.0.0/16 (B 20..219) is held by other labs");
 }
 
 // A new namespace with lo up and a veth pair whose other end is in the host's namespace.

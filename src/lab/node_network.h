@@ -14,6 +14,18 @@ namespace zerodrop::lab {
 std::string run_tool(Dataplane dataplane, const std::vector<std::string>& argv,
                      const std::string& input, const std::string& package);
 
+// Pods of a lab without a node network get 127.B.C.D. B (20..219) is claimed for the life of
+// the process, from `first` on (the lab passes its pid modulo 200): the first B whose abstract
+// unix socket "@zerodrop-lab-127.B" no other process holds, so that labs running side by side
+// (the end-to-end tests, two at a time) never share a pod's address. The kernel drops the claim
+// when the process ends, also on SIGKILL. Returns B and the descriptor that holds it (close it to
+// give B back); throws Error when every B is held or no socket can be made.
+struct LoopbackClaim {
+  int b = 0;
+  int fd = -1;
+};
+LoopbackClaim claim_loopback_prefix(int first);
+
 // The lab's nodes as network namespaces for `--dataplane nftables` or `iptables` (root). Node N is
 // a network namespace joined to the host by a veth pair (eth0 inside, 10.B.255.N; the host's end
 // 10.B.254.N). Pods stay processes of the host's namespace on 10.B.C.D, C < 128: one local route

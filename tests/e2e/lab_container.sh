@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: containers
 # Pods of an image: `lab -f deploy.yaml` without a COMMAND runs the manifest's image in podman
 # containers built here FROM scratch (nothing is pulled). An exec preStop `sleep` in an image
 # without sleep fails as on a cluster (an event quoting the runtime) and the diagnosis names

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# labels: containers
 # Pods of an image through docker (`lab --runtime docker`), against a private dockerd this test
 # starts and stops (its own data root and socket, no bridge, no iptables or nftables rules: nothing
 # of the host's docker, if it has one, is touched). The cases where docker differs from podman:
