@@ -24,6 +24,7 @@ struct LoopbackClaim {
   int b = 0;
   int fd = -1;
 };
+
 LoopbackClaim claim_loopback_prefix(int first);
 
 // The lab's nodes as network namespaces for `--dataplane nftables` or `iptables` (root). Node N is
