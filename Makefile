@@ -34,10 +34,13 @@ $(BUILD)/build.ninja:
 # The sanitized build compiles with clang (scripts/setup.sh test installs it): at -O0 it costs
 # about half g++ 12's CPU per file, and its sanitized processes start in half the time; the
 # release build stays g++. ASAN_CXX=g++ for a sanitized build with g++ (see "Build time" in
-# docs/ARCHITECTURE.md); a configured $(ASAN_BUILD) keeps its compiler until it is removed.
+# docs/ARCHITECTURE.md); a configured $(ASAN_BUILD) keeps its compiler until it is removed. Its
+# debug info is -g1 too (line tables: a sanitizer's report keeps every frame's file:line, inlined
+# ones included), 16 % less CPU per file than -g; a Debug build is the one to step through.
 ASAN_CXX   ?= clang++
 $(ASAN_BUILD)/build.ninja:
-	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DZERODROP_SANITIZE=ON \
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
+	  -DZERODROP_SANITIZE=ON \
 	  -DCMAKE_CXX_COMPILER=$(ASAN_CXX) -DZERODROP_BENCH=OFF -DZERODROP_WERROR=ON \
 	  -DCMAKE_UNITY_BUILD=$(UNITY) $(CMAKE_ARGS)
 

@@ -75,9 +75,11 @@ endif()
 option(ZERODROP_TEST_PER_CASE "One CTest test per GoogleTest case, not per binary"
        ${per_case_default})
 
-# zerodrop_add_test(NAME sources... DEPS targets...): one GoogleTest binary, registered with CTest.
+# zerodrop_add_test(NAME sources... DEPS targets... [COST seconds]): one GoogleTest binary,
+# registered with CTest. COST, the binary's time under ASan (roughly), lets a fresh build folder
+# (no ctest timings yet) start a long one first rather than finish on it.
 function(zerodrop_add_test name)
-  cmake_parse_arguments(arg "" "" "SOURCES;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(arg "" "COST" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${arg_SOURCES})
   set_property(GLOBAL APPEND PROPERTY ZERODROP_UNIT_TESTS ${name})
   target_link_libraries(${name} PRIVATE zerodrop_settings zerodrop_testing ${arg_DEPS}
@@ -89,5 +91,8 @@ function(zerodrop_add_test name)
     add_test(NAME ${name} COMMAND ${name})
     set_tests_properties(${name} PROPERTIES LABELS "${labels}" TIMEOUT 900
                          ENVIRONMENT GTEST_BRIEF=1)
+    if(arg_COST)
+      set_tests_properties(${name} PROPERTIES COST ${arg_COST})
+    endif()
   endif()
 endfunction()
