@@ -17,7 +17,7 @@ std::string run_tool(Dataplane dataplane, const std::vector<std::string>& argv,
 // Pods of a lab without a node network get 127.B.C.D. B (20..219) is claimed for the life of
 // the process, from `first` on (the lab passes its pid modulo 200): the first B whose abstract
 // unix socket "@zerodrop-lab-127.B" no other process holds, so that labs running side by side
-// (the end-to-end tests, two at a time) never share a pod's address. The kernel drops the claim
+// (the end-to-end tests, a few at a time) never share a pod's address. The kernel drops the claim
 // when the process ends, also on SIGKILL. Returns B and the descriptor that holds it (close it to
 // give B back); throws Error when every B is held or no socket can be made.
 struct LoopbackClaim {
