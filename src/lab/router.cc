@@ -61,6 +61,7 @@ RouterCore::RouterCore(const RouterOptions& options, Balance balance, Recorder* 
         for (const EndpointChange& change : due) {
           apply(change);
         }
+        unapplied_ -= due.size();
       }) {}
 
 RouterCore::~RouterCore() {
@@ -80,6 +81,7 @@ void RouterCore::run() {
 }
 
 void RouterCore::schedule(const EndpointChange& change, Duration delay) {
+  ++unapplied_;
   due_.add(change, delay);
 }
 

@@ -89,6 +89,11 @@ public:
 
   uint64_t refusals() const override { return refusals_; }
 
+  // Every change scheduled so far is in the endpoint table: a busy machine can run the router's
+  // thread late, after the change's due time (the lab waits for this, not only for the time,
+  // before it sends the first request).
+  bool settled() const override { return unapplied_ == 0; }
+
   // Starts accepting; called once the derived proxy is constructed.
   void run();
   // Stops and joins the thread: a derived proxy calls it first in its destructor, so that no
@@ -136,6 +141,7 @@ private:
   mutable std::mutex clients_mutex_;
   ClientConnections clients_;
   std::atomic<uint64_t> refusals_{0};
+  std::atomic<size_t> unapplied_{0};  // scheduled, not yet in table_
   std::thread thread_;
 };
 

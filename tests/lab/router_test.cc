@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -332,6 +333,29 @@ TEST(Router, AppliesChangesDueAtTheSameInstantInOrder) {
     std::string response = get(router->port());
     EXPECT_NE(response.find("HTTP/1.1 502"), std::string::npos) << response;
     EXPECT_NE(response.find("X-Pod-Name: last"), std::string::npos) << response;
+  }
+}
+
+// The lab sends its first request once every router is settled. A router whose thread runs late
+// (a busy machine) has not applied a change whose time has come: it is not settled until it has,
+// or the first requests would find no endpoint (and fail as a capacity dip no rollout caused).
+TEST(Router, IsSettledOnlyOnceItsThreadHasAppliedEveryChange) {
+  for (Dataplane dataplane : {Dataplane::l4, Dataplane::l7}) {
+    auto router = Router::start({"node-1", dataplane}, nullptr);
+    auto* core = dynamic_cast<RouterCore*>(router.get());
+    ASSERT_NE(core, nullptr);
+    std::promise<void> release;
+    boost::asio::post(core->io(), [held = release.get_future().share()] { held.wait(); });
+    EXPECT_TRUE(router->settled());
+    router->schedule(ready("pod-a", pick_free_port()), Duration(0));
+    std::this_thread::sleep_for(20ms);  // the change is due; the router's thread is held
+    EXPECT_FALSE(router->settled()) << to_string(dataplane);
+    release.set_value();
+    auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (!router->settled() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(5ms);
+    }
+    EXPECT_TRUE(router->settled()) << to_string(dataplane);
   }
 }
 
