@@ -30,10 +30,12 @@ endif()
 # without linking zerodrop_asio (zerodrop_tls for SSL streams) fails to link rather than
 # silently compiling them again. The installed lifecycle headers are untouched: their users
 # include Asio as they choose.
-add_compile_definitions(BOOST_ASIO_SEPARATE_COMPILATION BOOST_BEAST_SEPARATE_COMPILATION)
+# The other two macros are the same for every file too, so that every file reads Asio alike (and
+# one precompiled header serves them all: cmake/precompiled_headers.cmake).
+add_compile_definitions(BOOST_ASIO_SEPARATE_COMPILATION BOOST_BEAST_SEPARATE_COMPILATION
+                        BOOST_ASIO_NO_DEPRECATED BOOST_ASIO_DISABLE_BOOST_COROUTINE)
 add_library(zerodrop_asio STATIC ${CMAKE_SOURCE_DIR}/cmake/asio_library.cc)
 target_link_libraries(zerodrop_asio PUBLIC Boost::headers Threads::Threads)
-target_compile_definitions(zerodrop_asio PUBLIC BOOST_ASIO_NO_DEPRECATED BOOST_ASIO_DISABLE_BOOST_COROUTINE)
 
 # TLS for `zerodrop load https://`: Asio's SSL streams over Debian's OpenSSL (libssl-dev).
 add_library(zerodrop_tls STATIC ${CMAKE_SOURCE_DIR}/cmake/asio_ssl_library.cc)

@@ -96,3 +96,15 @@ function(zerodrop_add_test name)
     endif()
   endif()
 endfunction()
+
+# zerodrop_collect_targets(DIR OUT): every target defined in DIR and the folders under it, for a
+# call deferred to the end of the top-level directory (once every target exists).
+function(zerodrop_collect_targets dir out)
+  get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
+  get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
+  foreach(sub IN LISTS subdirs)
+    zerodrop_collect_targets(${sub} more)
+    list(APPEND targets ${more})
+  endforeach()
+  set(${out} ${targets} PARENT_SCOPE)
+endfunction()
