@@ -6,8 +6,9 @@
 #
 # Measured at clang 14 -O0 -g1 with ASan+UBSan (the sanitized build), CPU per unity file: lab's
 # fourth 23.3 -> 17.5 s, kubeapi's first 14.3 -> 11.8 s, audit's first 13.7 -> 10.4 s; building
-# the header costs 5.4 s once; a clean sanitized build 669 -> 462 s of CPU. Not with g++: at -O2 its time goes to optimisation and debug info,
-# not parsing (docs/ARCHITECTURE.md, "Build time": 12.3 s against 12.6 s, a 380 MB .gch).
+# the header costs 5.4 s once; a clean sanitized build 669 -> 462 s of CPU. Not with g++: at -O2
+# its time goes to optimisation and debug info, not parsing (docs/ARCHITECTURE.md, "Build time":
+# 12.3 s against 12.6 s, a 380 MB .gch).
 # A file that forgets an include still compiles here; the optimised g++ build, which has no
 # precompiled header, fails on it.
 option(ZERODROP_PCH "Precompile the common headers (clang only)" ON)
@@ -23,7 +24,7 @@ set(zerodrop_pch_headers
 set(zerodrop_pch_skip zerodrop_fmt zerodrop_asio zerodrop_tls zerodrop-sleep)
 
 function(zerodrop_use_precompiled_headers)
-  file(WRITE ${CMAKE_BINARY_DIR}/zerodrop_pch.cc "")
+  file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/zerodrop_pch.cc CONTENT "")  # written once
   add_library(zerodrop_pch OBJECT ${CMAKE_BINARY_DIR}/zerodrop_pch.cc)
   target_link_libraries(zerodrop_pch PRIVATE zerodrop_settings zerodrop_fmt zerodrop_asio
                         nlohmann_json::nlohmann_json)

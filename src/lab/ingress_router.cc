@@ -348,7 +348,6 @@ public:
   uint16_t port() const override { return port_; }
 
   void schedule(const EndpointChange& change, Duration delay) override {
-    ++unapplied_;
     due_.add(change, delay);
   }
 
@@ -359,7 +358,7 @@ public:
 
   uint64_t refusals() const override { return refusals_; }
 
-  bool settled() const override { return unapplied_ == 0; }
+  bool settled() const override { return due_.settled(); }
 
   // The ingress said it could not connect to the pod it names: that backend connection was
   // refused, as the l7 router records it itself.
@@ -387,7 +386,6 @@ private:
       table_.apply(change);
     }
     bool applied = driver_->apply(table_.usable(), table_);
-    unapplied_ -= due.size();
     if (!applied || recorder_ == nullptr) {
       return;
     }
@@ -408,7 +406,6 @@ private:
   EndpointTable table_;  // the router's thread only
   std::unique_ptr<Driver> driver_;
   mutable std::atomic<uint64_t> refusals_{0};
-  std::atomic<size_t> unapplied_{0};  // scheduled, not yet through the program
   std::thread thread_;
 };
 

@@ -91,12 +91,11 @@ public:
   bool sees_backend_fates() const override { return false; }
 
   void schedule(const EndpointChange& change, Duration delay) override {
-    ++unapplied_;
     due_.add(change, delay);
   }
 
   // Every change scheduled so far is in the kernel (an nft transaction takes a moment).
-  bool settled() const override { return unapplied_ == 0; }
+  bool settled() const override { return due_.settled(); }
 
   std::optional<std::string> backend_of(uint16_t client_port) const override {
     auto c = connection_of(client_port);
@@ -261,7 +260,6 @@ private:
       pods_[fmt::format("{}:{}", change.endpoint.ip, change.endpoint.port)] = change.endpoint.pod;
     }
     std::string error = rules_->program_update(service_, before, after);
-    --unapplied_;
     Clock::time_point at;
     {
       std::lock_guard lock(mutex_);
@@ -301,7 +299,6 @@ private:
   SteadyClock clock_;
   DueChanges due_;
   std::thread thread_;
-  std::atomic<int> unapplied_{0};
   std::unique_ptr<asio::posix::stream_descriptor> events_;
   std::unique_ptr<KubeProxyRules> rules_;  // router thread only
   std::unique_ptr<ConntrackEvents> conntrack_;

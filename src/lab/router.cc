@@ -61,7 +61,6 @@ RouterCore::RouterCore(const RouterOptions& options, Balance balance, Recorder* 
         for (const EndpointChange& change : due) {
           apply(change);
         }
-        unapplied_ -= due.size();
       }) {}
 
 RouterCore::~RouterCore() {
@@ -81,7 +80,6 @@ void RouterCore::run() {
 }
 
 void RouterCore::schedule(const EndpointChange& change, Duration delay) {
-  ++unapplied_;
   due_.add(change, delay);
 }
 
@@ -91,6 +89,7 @@ void DueChanges::add(const EndpointChange& change, Duration delay) {
     std::lock_guard lock(mutex_);
     at = schedule_.add(change, clock_.now(), delay);
   }
+  ++unapplied_;
   boost::asio::post(io_, [this, at] {
     auto timer = std::make_shared<boost::asio::steady_timer>(io_, at);
     timer->async_wait([this, timer](boost::system::error_code ec) {
@@ -107,7 +106,9 @@ void DueChanges::apply_due() {
     std::lock_guard lock(mutex_);
     due = schedule_.take_due(clock_.now());
   }
+  size_t n = due.size();
   apply_(std::move(due));
+  unapplied_ -= n;
 }
 
 record::Event applied_event(const EndpointChange& change, const std::string& router) {

@@ -29,6 +29,9 @@ public:
 
   // Safe from any thread.
   void add(const EndpointChange& change, Duration delay);
+  // Every change added so far has been through `apply` (which a busy machine can run late, after
+  // the change's due time). Safe from any thread.
+  bool settled() const { return unapplied_ == 0; }
 
 private:
   void apply_due();
@@ -38,6 +41,7 @@ private:
   Apply apply_;
   std::mutex mutex_;
   PropagationSchedule schedule_;
+  std::atomic<size_t> unapplied_{0};  // added, not yet through apply_
 };
 
 // Without the kernel's account of the close (SocketTrace): a backend close that comes this soon
@@ -89,10 +93,9 @@ public:
 
   uint64_t refusals() const override { return refusals_; }
 
-  // Every change scheduled so far is in the endpoint table: a busy machine can run the router's
-  // thread late, after the change's due time (the lab waits for this, not only for the time,
-  // before it sends the first request).
-  bool settled() const override { return unapplied_ == 0; }
+  // Every change scheduled so far is in the endpoint table (the lab waits for this, not only for
+  // the changes' due time, before it sends the first request).
+  bool settled() const override { return due_.settled(); }
 
   // Starts accepting; called once the derived proxy is constructed.
   void run();
@@ -141,7 +144,6 @@ private:
   mutable std::mutex clients_mutex_;
   ClientConnections clients_;
   std::atomic<uint64_t> refusals_{0};
-  std::atomic<size_t> unapplied_{0};  // scheduled, not yet in table_
   std::thread thread_;
 };
 
