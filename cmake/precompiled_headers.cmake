@@ -6,11 +6,13 @@
 #
 # Measured at clang 14 -O0 -g1 with ASan+UBSan (the sanitized build), CPU per unity file: lab's
 # fourth 23.3 -> 17.5 s, kubeapi's first 14.3 -> 11.8 s, audit's first 13.7 -> 10.4 s; building
-# the header costs 5.4 s once; a clean sanitized build 669 -> 462 s of CPU. Not with g++: at -O2
-# its time goes to optimisation and debug info, not parsing (docs/ARCHITECTURE.md, "Build time":
-# 12.3 s against 12.6 s, a 380 MB .gch).
-# A file that forgets an include still compiles here; the optimised g++ build, which has no
-# precompiled header, fails on it.
+# the header costs 5.4 s once; a clean sanitized build 669 -> 462 s of CPU. At -O2 -g1 (the
+# release build, clang since 2026-12-03): lab's fourth 21.0 -> 18.9 s, verify's first 14.7 ->
+# 14.5 s (g++ 12: 24.6 and 19.9 s); what make test builds there 375 s of CPU against 580 s with
+# g++. Not with g++: at -O2 its time goes to optimisation and debug info, not parsing
+# (docs/ARCHITECTURE.md, "Build time": 12.3 s against 12.6 s, a 380 MB .gch).
+# A file that forgets an include still compiles here; a build without them (ZERODROP_PCH=OFF, or
+# RELEASE_CXX=g++ / ASAN_CXX=g++ in the Makefile) fails on it.
 option(ZERODROP_PCH "Precompile the common headers (clang only)" ON)
 
 set(zerodrop_pch_headers

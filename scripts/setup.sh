@@ -1,24 +1,25 @@
 #!/usr/bin/env bash
 # Installs what zerodrop needs to build and test on Debian bookworm, and nothing when all is there.
 # Usage: scripts/setup.sh [build|test|bench]   (default: build)
-#   build  compilers, the lld linker, CMake, Ninja and the libraries zerodrop links (libpq for
-#          the schema-race example app)
-#   test   build + clang (the ASan+UBSan build's compiler) + what the tests drive (Chromium for the HTML report, nginx pods, iproute2,
-#          nftables and iptables for `lab --dataplane nftables|iptables`, python3-grpcio and
-#          grpc++ for the gRPC example servers, PostgreSQL 15 for lab --db postgres, podman + runc
-#          for lab's containers and make image, docker.io where no dockerd is installed,
-#          busybox-static for the container tests' images), and Debian's kubectl 1.20 unpacked,
-#          not installed, into /var/cache/zerodrop/kubectl-1.20 (scripts/fetch-kubectl-1.20.sh)
+#   build  compilers (clang, the builds' compiler; g++ for its C++ library), the lld linker, CMake,
+#          Ninja and the libraries zerodrop links (libpq for the schema-race example app)
+#   test   build + clang's sanitizer runtime (the ASan+UBSan build) + what the tests drive
+#          (Chromium for the HTML report, nginx pods, iproute2, nftables and iptables for
+#          `lab --dataplane nftables|iptables`, python3-grpcio and grpc++ for the gRPC example
+#          servers, PostgreSQL 15 for lab --db postgres, podman + runc for lab's containers and
+#          make image, docker.io where no dockerd is installed, busybox-static for the container
+#          tests' images), and Debian's kubectl 1.20 unpacked, not installed, into
+#          /var/cache/zerodrop/kubectl-1.20 (scripts/fetch-kubectl-1.20.sh)
 #   bench  test + the peers the benchmarks measure against (nginx, wrk, hey, haproxy, hyperfine)
 set -euo pipefail
 
-want=(g++ cmake ninja-build make pkg-config lld
+want=(g++ clang cmake ninja-build make pkg-config lld
       libboost1.81-dev libboost-url1.81-dev libcli11-dev libfmt-dev nlohmann-json3-dev
       libyaml-dev libpg-query-dev libssl-dev libnghttp2-dev libgtest-dev libgmock-dev
       libbenchmark-dev libpq-dev)
 case "${1:-build}" in
   build) ;;
-  test) want+=(clang libclang-rt-14-dev chromium iproute2 nftables iptables procps util-linux python3 curl python3-jsonschema openssl nginx-light haproxy python3-grpcio libgrpc++-dev postgresql-15 podman runc busybox-static) ;;
+  test) want+=(libclang-rt-14-dev chromium iproute2 nftables iptables procps util-linux python3 curl python3-jsonschema openssl nginx-light haproxy python3-grpcio libgrpc++-dev postgresql-15 podman runc busybox-static) ;;
   bench) want+=(chromium iproute2 nftables iptables procps util-linux python3 curl python3-jsonschema openssl nginx-light wrk hey haproxy hyperfine time nghttp2-client postgresql-15 podman runc busybox-static) ;;
   *) echo "setup.sh: error: unknown profile '$1' (expected build, test or bench)" >&2; exit 2 ;;
 esac
