@@ -79,36 +79,49 @@ image: build
 # those labelled `release` (the .deb) test what only the optimised build ships.
 # The optimised suite mostly waits (lab runs wait out propagation delays and grace periods), so
 # the ASan build compiles meanwhile at idle priority: SCHED_IDLE (chrt, util-linux) runs it only
-# on a core no test wants, and a test that wakes up takes the core at once. Once the suite ends,
-# the build and its compilers go back to normal priority where the kernel allows it (root, or
-# RLIMIT_NICE), lest other users' work on a shared machine starve it. Its output goes to
-# $(ASAN_BUILD)/build.log, shown if it fails; see "Build time" in docs/ARCHITECTURE.md.
+# on a core no test wants, and a test that wakes up takes the core at once. Then, still at idle
+# priority and still beside the optimised suite, its unit tests and its end-to-end tests labelled
+# `offline` run (they start no server and time nothing: a starved one only ends later), and once
+# the optimised suite ends, whatever of that is left goes back to normal priority where the
+# kernel allows it (root, or RLIMIT_NICE), lest other users' work on a shared machine starve it.
+# Their output goes to $(ASAN_BUILD)/build.log and $(ASAN_BUILD)/early-tests.log, shown after the
+# optimised suite (the build's only if it fails); then the sanitized end-to-end tests that start
+# servers run, at normal priority. See "Build time" in docs/ARCHITECTURE.md.
 # The tests run one more at a time than JOBS: most of them mostly wait (lab runs wait out
 # propagation delays and grace periods). e2e-resources.json (written by cmake) lets at most
-# ZERODROP_E2E_LANES end-to-end tests that start servers run at once, three in the optimised
-# build and two in the sanitized one by default, whatever -j is (tests/CMakeLists.txt). On two
-# cores the sanitized suite took 238 s at -j 2, 158 s at -j 3 and 172 s at -j 4.
+# ZERODROP_E2E_LANES end-to-end tests that start servers run at once, three by default, whatever
+# -j is (tests/CMakeLists.txt, which says what was measured).
 # CMAKE_ARGS=-DZERODROP_E2E_LANES=1 TEST_JOBS=$(JOBS) runs them one at a time.
 TEST_JOBS ?= $(shell expr $(JOBS) + 1)
 CTEST      = ctest --output-on-failure -j $(TEST_JOBS) --resource-spec-file e2e-resources.json
 OPT_CTEST  = cd $(BUILD) && $(CTEST) -LE slow
 E2E_CTEST  = cd $(BUILD) && $(CTEST) -L e2e -LE slow
-ASAN_CTEST = cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  $(CTEST) -LE "slow|timing|release"
+ASAN_ENV   = cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+ASAN_CTEST = $(ASAN_ENV) $(CTEST) -LE "slow|timing|release"
+# make test runs ASAN_CTEST's tests in two parts: ASAN_EARLY beside the optimised suite, ASAN_LATE
+# after it (ctest adds the e2e fixture's setup and cleanup to each).
+ASAN_EARLY = $(ASAN_ENV) $(CTEST) -L "unit|offline" -LE "slow|timing|release"
+ASAN_LATE  = $(ASAN_ENV) $(CTEST) -LE "slow|timing|release|unit|offline"
 
 test: test-deps $(BUILD)/build.ninja $(ASAN_BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target e2e_deps
-	@echo "make: building $(ASAN_BUILD) at idle priority meanwhile (log: $(ASAN_BUILD)/build.log)"
-	@chrt --idle 0 ninja -C $(ASAN_BUILD) -j $(JOBS) >$(ASAN_BUILD)/build.log 2>&1 & asan=$$!; \
+	@echo "make: meanwhile at idle priority: the $(ASAN_BUILD) build, then its unit and offline tests (logs: $(ASAN_BUILD)/build.log, $(ASAN_BUILD)/early-tests.log)"
+	@rm -f $(ASAN_BUILD)/early-tests.log; \
+	chrt --idle 0 sh -c 'ninja -C $(ASAN_BUILD) -j $(JOBS) >$(ASAN_BUILD)/build.log 2>&1 || exit 90; \
+	  ( $(ASAN_EARLY) ) >$(ASAN_BUILD)/early-tests.log 2>&1' & early=$$!; \
 	status=0; ( $(E2E_CTEST) ) || status=$$?; \
-	if [ $$status -ne 0 ]; then kill $$asan; wait $$asan; exit $$status; fi; \
-	pids=$$asan; while [ -n "$$pids" ]; do \
+	if [ $$status -ne 0 ]; then pkill -x -P $$early ninja; wait $$early; exit $$status; fi; \
+	pids=$$early; while [ -n "$$pids" ]; do \
 	  for p in $$pids; do chrt --other -p 0 $$p 2>/dev/null; done; \
 	  pids=$$(pgrep -d ' ' -P "$$(echo $$pids | tr ' ' ,)"); \
 	done; \
-	wait $$asan || { cat $(ASAN_BUILD)/build.log; echo "make: error: ASan build failed" >&2; exit 1; }
-	$(ASAN_CTEST)
+	[ -f $(ASAN_BUILD)/early-tests.log ] || echo "make: $(ASAN_BUILD) is still building (log: $(ASAN_BUILD)/build.log)"; \
+	status=0; wait $$early || status=$$?; \
+	if [ $$status -eq 90 ]; then cat $(ASAN_BUILD)/build.log; echo "make: error: ASan build failed" >&2; exit 1; fi; \
+	echo "make: the sanitized unit and offline tests, run meanwhile:"; cat $(ASAN_BUILD)/early-tests.log; \
+	if [ $$status -ne 0 ]; then echo "make: error: sanitized unit or offline tests failed (above)" >&2; exit 1; fi
+	$(ASAN_LATE)
 
 test-unit: build
 	$(OPT_CTEST)
