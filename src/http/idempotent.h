@@ -1,6 +1,10 @@
 #pragma once
 // Whether a request may be sent again after a failure without changing what the server did.
 
+// Boost 1.81's verb.hpp writes to a std::ostream having included only <iosfwd>: a file that
+// includes this header first would not compile without <ostream> before it.
+#include <ostream>
+
 #include <boost/beast/http/verb.hpp>
 
 namespace zerodrop::http {
