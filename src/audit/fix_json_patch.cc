@@ -100,9 +100,9 @@ json shape_of(const kube::Workload& w) {
     bool update =
         w.kind == kube::WorkloadKind::stateful_set || w.kind == kube::WorkloadKind::daemon_set;
     json& strategy = shape["spec"][update ? "updateStrategy" : "strategy"] = json::object();
-    for (const char* key : {"rollingUpdate", "canary"}) {
+    for (kube::MarkKey key : {kube::MarkKey("rollingUpdate"), kube::MarkKey("canary")}) {
       if (s.marks.has(key)) {
-        strategy[key] = json::object();
+        strategy[std::string(key.name())] = json::object();
       }
     }
   }

@@ -83,7 +83,7 @@ Probe read_probe(Reader& r, const Entry& e) {
   p.marks.self = r.mark(e.key);
   p.handler = read_handler(r, e.value, e.path, false);
   // 0 (or absent) is what the API server's SetDefaults_Probe replaces with the default.
-  auto num = [&](std::string_view key, int64_t fallback) {
+  auto num = [&](MarkKey key, int64_t fallback) {
     int64_t value = r.opt_integer(e.value, e.path, key, p.marks, 0).value_or(0);
     return value == 0 ? fallback : value;
   };
@@ -171,13 +171,13 @@ Container read_container(Reader& r, const Entry& e) {
   }
   read_lifecycle(r, e, c);
   c.run_as_user = run_as_user(r, e.value, e.path);
-  static constexpr std::pair<std::string_view, std::optional<Probe> Container::*> kProbes[] = {
-      {"readinessProbe", &Container::readiness_probe},
-      {"livenessProbe", &Container::liveness_probe},
-      {"startupProbe", &Container::startup_probe},
+  static constexpr std::pair<MarkKey, std::optional<Probe> Container::*> kProbes[] = {
+      {MarkKey("readinessProbe"), &Container::readiness_probe},
+      {MarkKey("livenessProbe"), &Container::liveness_probe},
+      {MarkKey("startupProbe"), &Container::startup_probe},
   };
   for (const auto& [key, member] : kProbes) {
-    if (auto probe = r.child(e.value, e.path, key)) {
+    if (auto probe = r.child(e.value, e.path, key.name())) {
       c.marks.set(key, r.mark(probe->key));
       c.*member = read_probe(r, *probe);
     }

@@ -220,9 +220,9 @@ LabelSelector Reader::selector(Node node, const Path& path) {
   return out;
 }
 
-std::optional<int64_t> Reader::opt_integer(Node map, const Path& path, std::string_view key,
-                                           Marks& marks, int64_t min, int64_t max) {
-  auto e = child(map, path, key);
+std::optional<int64_t> Reader::opt_integer(Node map, const Path& path, MarkKey key, Marks& marks,
+                                           int64_t min, int64_t max) {
+  auto e = child(map, path, key.name());
   if (!e) {
     return std::nullopt;
   }

@@ -69,8 +69,8 @@ public:
   std::vector<std::string> strings(Node node, const Path& path);
   LabelSelector selector(Node node, const Path& path);
 
-  // Shorthands: read `key` of `map` if present, recording its position in `marks` under `name`.
-  std::optional<int64_t> opt_integer(Node map, const Path& path, std::string_view key, Marks& marks,
+  // Shorthands: read `key` of `map` if present; opt_integer records its position in `marks`.
+  std::optional<int64_t> opt_integer(Node map, const Path& path, MarkKey key, Marks& marks,
                                      int64_t min = 0, int64_t max = INT32_MAX);
   std::string opt_scalar(Node map, const Path& path, std::string_view key);
 
