@@ -200,6 +200,9 @@ private:
     uint16_t client_port = ct.client_port;
     std::string to = fmt::format("{}:{}", ipv4_text(ct.answered_by), ct.answered_by_port);
     auto pod = pods_.find(to);
+    if (pod == pods_.end()) {
+      note_untranslated(client_port, to);
+    }
     ClientConnection c{pod == pods_.end() ? "" : pod->second, clock_.now()};
     if (auto left = left_at_.find(c.pod); left != left_at_.end()) {
       c.bound_at = std::min(c.bound_at, left->second - std::chrono::microseconds(1));
@@ -207,6 +210,25 @@ private:
     c.pod_ends = {SocketAddress{ct.answered_by, ct.answered_by_port},
                   SocketAddress{ct.replied_to, ct.replied_to_port}};
     clients_.add(client_port, std::move(c));
+  }
+
+  // A connection to the Service that the kernel sent to no pod's address: every rule of the
+  // Service's chain DNATs to a pod, so this is what the lab cannot account for (docs/lab.md, "A
+  // connect lost in the kernel"). Its request keeps no pod; the note is its evidence. The first
+  // few only. Caller holds mutex_.
+  void note_untranslated(uint16_t client_port, const std::string& to) const {
+    if (recorder_ == nullptr || untranslated_ >= kUntranslatedNotes) {
+      return;
+    }
+    ++untranslated_;
+    recorder_->pod_event(
+        record::EventKind::note, "",
+        fmt::format("{}: the connection from client port {} to the Service {}:{} went to {}, no "
+                    "pod's address{}",
+                    options_.name, client_port, service_.ip, service_.port, to,
+                    to == fmt::format("{}:{}", service_.ip, service_.port)
+                        ? " (the kernel did not translate it)"
+                        : ""));
   }
 
   // What became of the pod's end of `c` under `r`, and when: nothing for a request that did not
@@ -312,6 +334,8 @@ private:
   std::map<std::string, std::string> pods_;  // "ip:port" → pod
   mutable ClientConnections clients_;
   mutable bool lost_events_ = false;
+  mutable int untranslated_ = 0;
+  static constexpr int kUntranslatedNotes = 5;
 };
 
 }  // namespace

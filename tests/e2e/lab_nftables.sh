@@ -39,14 +39,21 @@ run_nft() {
   expect_grep "\"dataplane\": *\"$DATAPLANE\"" "$WORK/$name/report.json"
   [ "$(grep -c '"router_applied"' "$WORK/$name/events.ndjson")" -ge 12 ] \
     || { show "$name"; fail "$name: fewer router_applied than 2 nodes x 6 changes"; }
-  python3 - "$WORK/$name/requests.ndjson" <<'PY' || { show "$name"; fail "$name: unjoined requests"; }
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
+  python3 - "$WORK/$name" <<'PY' || { show "$name"; fail "$name: unjoined requests"; }
+import json, re, sys
+rows = [json.loads(l) for l in open(sys.argv[1] + "/requests.ndjson")]
 unjoined = [r for r in rows if not r.get("backend", "").startswith("pod-")]
 # A connect that timed out with no conntrack event naming its pod: seen once in about 25 runs
 # (docs/lab.md, "A connect lost in the kernel"); at most one, and nothing else unjoined.
 dropped = [r for r in unjoined if r["class"] == "connect_timeout" and not r.get("backend")]
 assert len(dropped) <= 1 and len(unjoined) == len(dropped), unjoined[:3]
+# A node notes a connection the kernel sent to no pod only for such a request.
+notes = [e["detail"] for e in map(json.loads, open(sys.argv[1] + "/events.ndjson"))
+         if e["kind"] == "note" and "no pod's address" in e.get("detail", "")]
+for n in notes:
+    print(n)
+ports = {int(re.search(r"client port (\d+)", n).group(1)) for n in notes}
+assert ports <= {r["local_port"] for r in dropped}, notes
 # The kernel's account of the pods' closes (the socket trace, as root) gives every request the
 # pod's end of its connection broke a backend fate, as the l4 router does.
 broken = [r for r in rows if r["class"] in ("reset_before_response", "closed_before_response")]
