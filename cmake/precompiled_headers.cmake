@@ -11,8 +11,8 @@
 # 14.5 s (g++ 12: 24.6 and 19.9 s); what make test builds there 375 s of CPU against 580 s with
 # g++. Not with g++: at -O2 its time goes to optimisation and debug info, not parsing
 # (docs/ARCHITECTURE.md, "Build time": 12.3 s against 12.6 s, a 380 MB .gch).
-# A file that forgets an include still compiles here; a build without them (ZERODROP_PCH=OFF, or
-# RELEASE_CXX=g++ / ASAN_CXX=g++ in the Makefile) fails on it.
+# A file that forgets an include still compiles here; `make check-includes` (every source and
+# header alone, no precompiled header, no unity batch) fails on it.
 option(ZERODROP_PCH "Precompile the common headers (clang only)" ON)
 
 set(zerodrop_pch_headers

@@ -214,8 +214,8 @@ private:
 
   // A connection to the Service that the kernel sent to no pod's address: every rule of the
   // Service's chain DNATs to a pod, so this is what the lab cannot account for (docs/lab.md, "A
-  // connect lost in the kernel"). Its request keeps no pod; the note is its evidence. The first
-  // few only. Caller holds mutex_.
+  // connect the kernel left untranslated"). Its request keeps no pod; the note is its evidence.
+  // The first few only. Caller holds mutex_.
   void note_untranslated(uint16_t client_port, const std::string& to) const {
     if (recorder_ == nullptr || untranslated_ >= kUntranslatedNotes) {
       return;

@@ -43,8 +43,8 @@ run_nft() {
 import json, re, sys
 rows = [json.loads(l) for l in open(sys.argv[1] + "/requests.ndjson")]
 unjoined = [r for r in rows if not r.get("backend", "").startswith("pod-")]
-# A connect that timed out with no conntrack event naming its pod: seen once in about 25 runs
-# (docs/lab.md, "A connect lost in the kernel"); at most one, and nothing else unjoined.
+# A connect that timed out with no conntrack event naming its pod: seen in about 1 of 25 suite
+# runs (docs/lab.md, "A connect the kernel left untranslated"); at most one, nothing else unjoined.
 dropped = [r for r in unjoined if r["class"] == "connect_timeout" and not r.get("backend")]
 assert len(dropped) <= 1 and len(unjoined) == len(dropped), unjoined[:3]
 # A node notes a connection the kernel sent to no pod only for such a request.
