@@ -125,6 +125,9 @@ public:
     if (recorder_ == nullptr || r.local_port == 0) {
       return;
     }
+    if (c && c->untranslated && r.failed) {
+      r.router_error = record::kUntranslated;
+    }
     if (!c || c->pod.empty()) {
       return;
     }
@@ -201,9 +204,10 @@ private:
     std::string to = fmt::format("{}:{}", ipv4_text(ct.answered_by), ct.answered_by_port);
     auto pod = pods_.find(to);
     if (pod == pods_.end()) {
-      note_untranslated(client_port, to);
+      note_untranslated(ct, to);
     }
     ClientConnection c{pod == pods_.end() ? "" : pod->second, clock_.now()};
+    c.untranslated = ct.answered_by == ct.dialled && ct.answered_by_port == ct.dialled_port;
     if (auto left = left_at_.find(c.pod); left != left_at_.end()) {
       c.bound_at = std::min(c.bound_at, left->second - std::chrono::microseconds(1));
     }
@@ -214,9 +218,10 @@ private:
 
   // A connection to the Service that the kernel sent to no pod's address: every rule of the
   // Service's chain DNATs to a pod, so this is what the lab cannot account for (docs/lab.md, "A
-  // connect the kernel left untranslated"). Its request keeps no pod; the note is its evidence.
-  // The first few only. Caller holds mutex_.
-  void note_untranslated(uint16_t client_port, const std::string& to) const {
+  // connect the kernel left untranslated"). Its request keeps no pod (join_report gives a failed
+  // one router_error kUntranslated); the note is the run's evidence. The first few only. Caller
+  // holds mutex_.
+  void note_untranslated(const NewConnection& ct, const std::string& to) const {
     if (recorder_ == nullptr || untranslated_ >= kUntranslatedNotes) {
       return;
     }
@@ -225,8 +230,8 @@ private:
         record::EventKind::note, "",
         fmt::format("{}: the connection from client port {} to the Service {}:{} went to {}, no "
                     "pod's address{}",
-                    options_.name, client_port, service_.ip, service_.port, to,
-                    to == fmt::format("{}:{}", service_.ip, service_.port)
+                    options_.name, ct.client_port, service_.ip, service_.port, to,
+                    ct.answered_by == ct.dialled && ct.answered_by_port == ct.dialled_port
                         ? " (the kernel did not translate it)"
                         : ""));
   }

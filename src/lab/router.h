@@ -74,6 +74,8 @@ struct ClientConnection {
   // nftables: the connection's ends as the pod sees them (its own, then the client's after the
   // kernel's NAT), for the kernel's account of its close; unset for a proxy's connections.
   std::optional<std::pair<SocketAddress, SocketAddress>> pod_ends;
+  // nftables: the kernel gave the connection no NAT (it went to the Service's own address).
+  bool untranslated = false;
 };
 
 // What became of a backend connection that ended under a pending request, by the kernel's

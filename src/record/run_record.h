@@ -166,6 +166,11 @@ struct Http2Facts {
 };
 
 // One request as the client saw it. Absent times (never sent, no byte received) are nullopt.
+// router_error under --dataplane nftables/iptables: the node's kernel gave the connection to the
+// Service no NAT (its conntrack entry kept the Service's own address), so it went to no pod. The
+// router's failure, never a hole of the app (docs/lab.md, "A connect the kernel left untranslated").
+inline constexpr std::string_view kUntranslated = "untranslated";
+
 struct RequestRecord {
   uint64_t seq = 0;
   Micros intended{0};  // when the pacer meant to send it
@@ -186,7 +191,8 @@ struct RequestRecord {
   std::vector<std::string> backend_candidates;
   std::string error;         // the system's words for a transport failure ("connection refused")
   std::string router_error;  // why the router answered itself (502/503/504), in
-                             // http::ProxyFailure's words ("upstream_timeout"); empty otherwise
+                             // http::ProxyFailure's words ("upstream_timeout"), or
+                             // kUntranslated; empty otherwise
   std::string body;  // an error response's (status >= 400) first bytes, printable ASCII only
   std::optional<BackendFate> backend_fate;  // its backend connection's fate, when a router knew
   std::optional<Micros> backend_fate_at;    // when that fate came (absent for `open`)

@@ -442,5 +442,25 @@ TEST(Diagnose, TheRoutersOwnFailureIsNeverAHoleOfTheApp) {
       << unexplained->evidence;
 }
 
+TEST(Diagnose, AConnectionTheKernelLeftUntranslatedIsTheRoutersFailure) {
+  // --dataplane nftables: node-1's kernel gave a new connection no NAT while web-0 was going. It
+  // went to no pod, and the lab's record says why (router_error): the router's failure.
+  RunBuilder b = naive_termination();
+  b.request(4.5, 9.5, Outcome::connect_timeout, Connection::fresh, "node-1", "");
+  record::RunRecord run = b.build();
+  run.requests.back().router_error = record::kUntranslated;
+  Diagnosis d = diagnose(run, Options{});
+  ASSERT_EQ(d.failures.size(), 1u);
+  EXPECT_EQ(d.failures[0].hole, Hole::unexplained);
+  EXPECT_EQ(d.failures[0].reason,
+            "connect_timeout with no pod: the kernel of node-1 gave its connection to the Service "
+            "no NAT (untranslated), so it went to no pod; the router failed, not the app");
+  // Without the router's word the same request is judged by what the record has.
+  run.requests.back().router_error.clear();
+  d = diagnose(run, Options{});
+  ASSERT_EQ(d.failures.size(), 1u);
+  EXPECT_EQ(d.failures[0].reason.find("the router failed"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace zerodrop::diagnose

@@ -52,8 +52,12 @@ notes = [e["detail"] for e in map(json.loads, open(sys.argv[1] + "/events.ndjson
          if e["kind"] == "note" and "no pod's address" in e.get("detail", "")]
 for n in notes:
     print(n)
-ports = {int(re.search(r"client port (\d+)", n).group(1)) for n in notes}
-assert ports <= {r["local_port"] for r in dropped}, notes
+port = lambda n: int(re.search(r"client port (\d+)", n).group(1))
+assert {port(n) for n in notes} <= {r["local_port"] for r in dropped}, notes
+# ... and such a request carries the kernel's failure, which the diagnosis never blames on the app.
+untranslated = {port(n) for n in notes if "did not translate" in n}
+assert all(r.get("router_error") == "untranslated" for r in dropped
+           if r["local_port"] in untranslated), dropped
 # The kernel's account of the pods' closes (the socket trace, as root) gives every request the
 # pod's end of its connection broke a backend fate, as the l4 router does.
 broken = [r for r in rows if r["class"] in ("reset_before_response", "closed_before_response")]
