@@ -460,9 +460,10 @@ std::optional<RequestDiagnosis> router_fault(const RequestRecord& r, const Facts
   if (r.router_error == record::kUntranslated) {
     return RequestDiagnosis{
         0, Hole::unexplained, BackendState::unknown, false,
-        fmt::format("{} with no pod: the kernel of {} gave its connection to the Service no NAT ({}), "
-                    "so it went to no pod; the router failed, not the app",
-                    record::to_string(r.outcome), r.router, r.router_error)};
+        fmt::format(
+            "{} with no pod: the kernel of {} gave its connection to the Service no NAT ({}), "
+            "so it went to no pod; the router failed, not the app",
+            record::to_string(r.outcome), r.router, r.router_error)};
   }
   auto failure = http::proxy_failure_from_string(r.router_error);
   if (failure && http::blame(*failure) == http::Blame::upstream) {

@@ -42,13 +42,14 @@ inline constexpr std::string_view kMarkedFields[] = {
 class MarkKey {
 public:
   consteval MarkKey(const char* name) : name_(name) {
-    if (std::find(std::begin(kMarkedFields), std::end(kMarkedFields), name_) ==
-        std::end(kMarkedFields)) {
+    if (std::find(std::begin(kMarkedFields), std::end(kMarkedFields), name_)
+        == std::end(kMarkedFields)) {
       not_a_marked_field();
     }
   }
 
   std::string_view name() const { return name_; }
+
   bool operator==(const MarkKey& other) const { return name_ == other.name_; }
 
 private:

@@ -90,9 +90,7 @@ public:
 
   bool sees_backend_fates() const override { return false; }
 
-  void schedule(const EndpointChange& change, Duration delay) override {
-    due_.add(change, delay);
-  }
+  void schedule(const EndpointChange& change, Duration delay) override { due_.add(change, delay); }
 
   // Every change scheduled so far is in the kernel (an nft transaction takes a moment).
   bool settled() const override { return due_.settled(); }

@@ -168,7 +168,8 @@ struct Http2Facts {
 // One request as the client saw it. Absent times (never sent, no byte received) are nullopt.
 // router_error under --dataplane nftables/iptables: the node's kernel gave the connection to the
 // Service no NAT (its conntrack entry kept the Service's own address), so it went to no pod. The
-// router's failure, never a hole of the app (docs/lab.md, "A connect the kernel left untranslated").
+// router's failure, never a hole of the app (docs/lab.md, "A connect the kernel left
+// untranslated").
 inline constexpr std::string_view kUntranslated = "untranslated";
 
 struct RequestRecord {
