@@ -201,11 +201,11 @@ private:
     uint16_t client_port = ct.client_port;
     std::string to = fmt::format("{}:{}", ipv4_text(ct.answered_by), ct.answered_by_port);
     auto pod = pods_.find(to);
-    if (pod == pods_.end()) {
-      note_untranslated(ct, to);
-    }
     ClientConnection c{pod == pods_.end() ? "" : pod->second, clock_.now()};
     c.untranslated = ct.answered_by == ct.dialled && ct.answered_by_port == ct.dialled_port;
+    if (pod == pods_.end()) {
+      note_no_pod(client_port, to, c.untranslated);
+    }
     if (auto left = left_at_.find(c.pod); left != left_at_.end()) {
       c.bound_at = std::min(c.bound_at, left->second - std::chrono::microseconds(1));
     }
@@ -219,7 +219,7 @@ private:
   // connect the kernel left untranslated"). Its request keeps no pod (join_report gives a failed
   // one router_error kUntranslated); the note is the run's evidence. The first few only. Caller
   // holds mutex_.
-  void note_untranslated(const NewConnection& ct, const std::string& to) const {
+  void note_no_pod(uint16_t client_port, const std::string& to, bool untranslated) const {
     if (recorder_ == nullptr || untranslated_ >= kUntranslatedNotes) {
       return;
     }
@@ -228,10 +228,8 @@ private:
         record::EventKind::note, "",
         fmt::format("{}: the connection from client port {} to the Service {}:{} went to {}, no "
                     "pod's address{}",
-                    options_.name, ct.client_port, service_.ip, service_.port, to,
-                    ct.answered_by == ct.dialled && ct.answered_by_port == ct.dialled_port
-                        ? " (the kernel did not translate it)"
-                        : ""));
+                    options_.name, client_port, service_.ip, service_.port, to,
+                    untranslated ? " (the kernel did not translate it)" : ""));
   }
 
   // What became of the pod's end of `c` under `r`, and when: nothing for a request that did not

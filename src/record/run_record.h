@@ -165,13 +165,13 @@ struct Http2Facts {
   std::optional<FirstAttemptRecord> first_attempt;
 };
 
-// One request as the client saw it. Absent times (never sent, no byte received) are nullopt.
-// router_error under --dataplane nftables/iptables: the node's kernel gave the connection to the
-// Service no NAT (its conntrack entry kept the Service's own address), so it went to no pod. The
-// router's failure, never a hole of the app (docs/lab.md, "A connect the kernel left
-// untranslated").
+// RequestRecord::router_error under --dataplane nftables/iptables: the node's kernel gave the
+// connection to the Service no NAT (its conntrack entry kept the Service's own address), so it
+// went to no pod. The router's failure, never a hole of the app (docs/lab.md, "A connect the
+// kernel left untranslated").
 inline constexpr std::string_view kUntranslated = "untranslated";
 
+// One request as the client saw it. Absent times (never sent, no byte received) are nullopt.
 struct RequestRecord {
   uint64_t seq = 0;
   Micros intended{0};  // when the pacer meant to send it
