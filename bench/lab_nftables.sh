@@ -2,7 +2,7 @@
 # The lab's kernel datapaths (`--dataplane nftables` and `iptables`) against the l4 router and the
 # backend alone, in the same run: two node namespaces as the lab builds them (veths to the host,
 # the pod address 10.B.0.2 local to the host), one with kube-proxy's nftables table, the other
-# with its iptables chains (iptables-restore, as src/lab/kube_proxy_iptables.cc writes them), each
+# with its iptables chains (iptables-restore, as src/lab/kernel/kube_proxy_iptables.cc writes them), each
 # with one endpoint DNATing the ClusterIP 10.96.0.10:80 to an nginx backend, and
 # `zerodrop lab --router-only l4` in front of the same nginx. Throughput: wrk with keep-alive,
 # closed loop. Latency: zerodrop load, open loop at RATE: the p99 each path adds over the backend
@@ -47,7 +47,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The nodes, as src/lab/node_network.cc builds them: node 1 for nftables, node 2 for iptables.
+# The nodes, as src/lab/kernel/node_network.cc builds them: node 1 for nftables, node 2 for iptables.
 ip netns add "$NS"
 ip netns add "$NS2"
 ip link add "$VETH" type veth peer name eth0 netns "$NS"
@@ -73,7 +73,7 @@ NGINX_HOST=10.$B.0.2 start_nginx "$WORK/backend"
 pids+=("$NGINX_PID")
 POD=10.$B.0.2:$NGINX_PORT
 
-# kube-proxy's table with one endpoint, as src/lab/kube_proxy_nft.cc writes it.
+# kube-proxy's table with one endpoint, as src/lab/kernel/kube_proxy_nft.cc writes it.
 SVC=service-default/web/tcp/http
 EP=endpoint-default/web/tcp/http__10.$B.0.2/$NGINX_PORT
 ip netns exec "$NS" nft -f - <<NFT
@@ -95,7 +95,7 @@ add rule ip kube-proxy $SVC numgen random mod 1 vmap { 0 : goto $EP }
 add element ip kube-proxy service-ips { 10.96.0.10 . tcp . 80 : goto $SVC }
 NFT
 
-# kube-proxy's iptables chains with one endpoint, as src/lab/kube_proxy_iptables.cc writes them
+# kube-proxy's iptables chains with one endpoint, as src/lab/kernel/kube_proxy_iptables.cc writes them
 # (with an endpoint, filter KUBE-SERVICES is empty but still jumped to for each new connection).
 ip netns exec "$NS2" iptables-restore --noflush <<IPT
 *nat

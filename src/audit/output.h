@@ -6,7 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "audit/audit.h"
+#include "audit/options.h"
+#include "audit/report.h"
 
 namespace zerodrop::audit {
 

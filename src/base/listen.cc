@@ -41,4 +41,10 @@ tcp::acceptor open_listener(asio::io_context& io, const std::string& host, uint1
   return acceptor;
 }
 
+uint16_t pick_free_port() {
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::acceptor acceptor(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+  return acceptor.local_endpoint().port();
+}
+
 }  // namespace zerodrop

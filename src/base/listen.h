@@ -17,4 +17,8 @@ namespace zerodrop {
 boost::asio::ip::tcp::acceptor open_listener(boost::asio::io_context& io, const std::string& host,
                                              uint16_t port, std::string_view what);
 
+// A TCP port free on 127.0.0.1 right now (the kernel's choice; another process may take it before
+// the caller binds it), for servers that must be told their port before they start.
+uint16_t pick_free_port();
+
 }  // namespace zerodrop

@@ -28,7 +28,8 @@ constexpr int kErrorFd = 3;   // child -> spawner: errno of a failed exec (close
 constexpr int kStatusFd = 4;  // keeper -> spawner: the child's pid, then its wait status
 constexpr int kOutFd = 5;
 constexpr int kErrFd = 6;
-constexpr int kFirstFree = 7;
+constexpr int kInFd = 7;
+constexpr int kFirstFree = 8;
 
 // Everything the forked processes need, prepared before fork(): after fork() in a multi-threaded
 // process only async-signal-safe calls are allowed, so no allocation happens there.
@@ -98,7 +99,7 @@ Prepared prepare(const SpawnOptions& options) {
   return p;
 }
 
-// A descriptor at or above 10, close-on-exec, so that the fixed numbers 3..6 are free to use.
+// A descriptor at or above 10, close-on-exec, so that the fixed numbers 3..7 are free to use.
 int high_fd(int fd) {
   int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 10);
   ::close(fd);
@@ -162,11 +163,10 @@ int enter_namespace(const Prepared& p) {
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   ::signal(SIGINT, SIG_DFL);  // the keeper ignores SIGINT; exec keeps ignored dispositions
   ::signal(SIGPIPE, SIG_DFL);
-  int null_fd = ::open("/dev/null", O_RDONLY);
-  ::dup2(null_fd, 0);
+  ::dup2(kInFd, 0);
   ::dup2(kOutFd, 1);
   ::dup2(kErrFd, 2);
-  for (int fd : {null_fd, kStatusFd, kOutFd, kErrFd}) {
+  for (int fd : {kStatusFd, kOutFd, kErrFd, kInFd}) {
     ::close(fd);
   }
   ::fcntl(kErrorFd, F_SETFD, FD_CLOEXEC);
@@ -208,7 +208,7 @@ int enter_namespace(const Prepared& p) {
     ::_exit(1);
   }
   ::setpgid(child, child);
-  for (int fd : {kErrorFd, kOutFd, kErrFd}) {
+  for (int fd : {kErrorFd, kOutFd, kErrFd, kInFd}) {
     ::close(fd);
   }
   (void)!::write(kStatusFd, &child, sizeof child);
@@ -272,8 +272,29 @@ std::string ExitStatus::describe() const {
 Subprocess Subprocess::spawn(const SpawnOptions& options) {
   Prepared p = prepare(options);
   const std::string& name = options.argv[0];
-  int out = open_log(options.stdout_path, name);
-  int err = open_log(options.stderr_path, name);
+  // The child's ends (high, close-on-exec; the keeper moves them to 5..7) and this process's.
+  int in = -1;
+  int out = -1;
+  int err = -1;
+  int mine[3] = {-1, -1, -1};
+  auto pipe_end = [&](Pipes which, int& child_end, int& my_end) {
+    int fds[2];
+    if (!has(options.pipes, which)) {
+      return;
+    }
+    if (::pipe2(fds, O_CLOEXEC) != 0) {
+      throw Error(fmt::format("cannot run '{}': pipe: {}", name, ::strerror(errno)));
+    }
+    bool child_reads = which == Pipes::in;
+    child_end = high_fd(fds[child_reads ? 0 : 1]);
+    my_end = fds[child_reads ? 1 : 0];
+  };
+  pipe_end(Pipes::in, in, mine[0]);
+  pipe_end(Pipes::out, out, mine[1]);
+  pipe_end(Pipes::err, err, mine[2]);
+  in = in >= 0 ? in : high_fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  out = out >= 0 ? out : open_log(options.stdout_path, name);
+  err = err >= 0 ? err : open_log(options.stderr_path, name);
   int error_pipe[2];
   int status_pipe[2];
   if (::pipe2(error_pipe, O_CLOEXEC) != 0 || ::pipe2(status_pipe, O_CLOEXEC) != 0) {
@@ -288,21 +309,28 @@ Subprocess Subprocess::spawn(const SpawnOptions& options) {
     ::dup2(status_w, kStatusFd);
     ::dup2(out, kOutFd);
     ::dup2(err, kErrFd);
+    ::dup2(in, kInFd);
     close_from(kFirstFree);
     run_keeper(p, spawner);
   }
-  for (int fd : {out, err, error_w, status_w}) {
+  for (int fd : {in, out, err, error_w, status_w}) {
     ::close(fd);
   }
   if (keeper < 0) {
-    ::close(error_pipe[0]);
-    ::close(status_pipe[0]);
+    for (int fd : {error_pipe[0], status_pipe[0], mine[0], mine[1], mine[2]}) {
+      if (fd >= 0) {
+        ::close(fd);
+      }
+    }
     throw Error(fmt::format("cannot run '{}': fork: {}", name, ::strerror(errno)));
   }
   Subprocess child;
   child.keeper_ = keeper;
   child.isolation_ = options.isolation;
   child.status_fd_ = status_pipe[0];
+  child.in_fd_ = mine[0];
+  child.out_fd_ = mine[1];
+  child.err_fd_ = mine[2];
   int exec_error = 0;
   bool failed = read_exact(error_pipe[0], &exec_error, sizeof exec_error);
   ::close(error_pipe[0]);
@@ -328,6 +356,9 @@ Subprocess::Subprocess(Subprocess&& other) noexcept
       pid_(std::exchange(other.pid_, -1)),
       isolation_(other.isolation_),
       status_fd_(std::exchange(other.status_fd_, -1)),
+      in_fd_(std::exchange(other.in_fd_, -1)),
+      out_fd_(std::exchange(other.out_fd_, -1)),
+      err_fd_(std::exchange(other.err_fd_, -1)),
       status_(std::exchange(other.status_, std::nullopt)) {}
 
 Subprocess& Subprocess::operator=(Subprocess&& other) noexcept {
@@ -337,6 +368,9 @@ Subprocess& Subprocess::operator=(Subprocess&& other) noexcept {
     pid_ = std::exchange(other.pid_, -1);
     isolation_ = other.isolation_;
     status_fd_ = std::exchange(other.status_fd_, -1);
+    in_fd_ = std::exchange(other.in_fd_, -1);
+    out_fd_ = std::exchange(other.out_fd_, -1);
+    err_fd_ = std::exchange(other.err_fd_, -1);
     status_ = std::exchange(other.status_, std::nullopt);
   }
   return *this;
@@ -351,11 +385,20 @@ void Subprocess::release() {
     send_signal(SIGKILL);
     wait();
   }
-  if (status_fd_ >= 0) {
-    ::close(status_fd_);
-    status_fd_ = -1;
+  for (int* fd : {&status_fd_, &in_fd_, &out_fd_, &err_fd_}) {
+    if (*fd >= 0) {
+      ::close(*fd);
+      *fd = -1;
+    }
   }
   keeper_ = -1;
+}
+
+void Subprocess::close_stdin() {
+  if (in_fd_ >= 0) {
+    ::close(in_fd_);
+    in_fd_ = -1;
+  }
 }
 
 void Subprocess::send_signal(int signal) {
@@ -447,48 +490,65 @@ Isolation probe_isolation() {
   return Isolation::process_group;
 }
 
-std::optional<SignalDisposition> signal_disposition(pid_t pid, int signal) {
-  std::ifstream in(fmt::format("/proc/{}/status", pid));
-  if (!in) {
-    return std::nullopt;
+Captured run_captured(SpawnOptions options, std::string_view input) {
+  options.pipes = Pipes::in | Pipes::out | Pipes::err;
+  Subprocess child = Subprocess::spawn(options);
+  Captured captured;
+  // One poll loop over stdin, stdout and stderr: a child that prints much before it reads all
+  // its input (or the other way round) never waits on this process.
+  size_t written = 0;
+  if (input.empty()) {
+    child.close_stdin();
+  } else {
+    ::fcntl(child.stdin_fd(), F_SETFL, O_NONBLOCK);
   }
-  SignalDisposition d;
-  uint64_t bit = uint64_t{1} << (signal - 1);
-  for (std::string line; std::getline(in, line);) {
-    bool caught = line.starts_with("SigCgt:");
-    if (caught || line.starts_with("SigIgn:")) {
-      uint64_t mask = std::stoull(line.substr(7), nullptr, 16);
-      (caught ? d.caught : d.ignored) = (mask & bit) != 0;
+  std::string* sinks[] = {&captured.out, &captured.err};
+  int fds[] = {child.stdout_fd(), child.stderr_fd()};
+  while (fds[0] >= 0 || fds[1] >= 0) {
+    pollfd p[3] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}, {child.stdin_fd(), POLLOUT, 0}};
+    if (::poll(p, 3, -1) < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      break;
+    }
+    if (p[2].revents != 0) {
+      // MSG_NOSIGNAL exists for sockets only: a child that exits without reading its input
+      // must not kill this process with SIGPIPE, so SIGPIPE is blocked around the write.
+      sigset_t pipe_signal, old;
+      sigemptyset(&pipe_signal);
+      sigaddset(&pipe_signal, SIGPIPE);
+      ::pthread_sigmask(SIG_BLOCK, &pipe_signal, &old);
+      ssize_t n = ::write(child.stdin_fd(), input.data() + written, input.size() - written);
+      if (n < 0 && errno == EPIPE) {
+        timespec now{0, 0};
+        while (::sigtimedwait(&pipe_signal, nullptr, &now) > 0) {
+        }
+      }
+      ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+      written += n > 0 ? static_cast<size_t>(n) : 0;
+      if (n < 0 && errno != EAGAIN && errno != EINTR) {
+        written = input.size();  // the child closed its input: the rest is not wanted
+      }
+      if (written == input.size()) {
+        child.close_stdin();
+      }
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i] >= 0 && p[i].revents != 0) {
+        char buffer[4096];
+        ssize_t n = ::read(fds[i], buffer, sizeof buffer);
+        if (n > 0) {
+          sinks[i]->append(buffer, static_cast<size_t>(n));
+        } else if (n == 0 || errno != EINTR) {
+          fds[i] = -1;  // end of file: the child and its children closed that stream
+        }
+      }
     }
   }
-  return d;
-}
-
-std::string signal_name(int signal) {
-  const char* abbrev = ::sigabbrev_np(signal);
-  return abbrev != nullptr ? abbrev : std::to_string(signal);
-}
-
-std::string signal_full_name(int signal) {
-  return "SIG" + signal_name(signal);
-}
-
-std::optional<int> signal_from_name(const std::string& name) {
-  std::string_view n = name;
-  if (n.starts_with("SIG")) {
-    n.remove_prefix(3);
-  }
-  if (!n.empty() && n.size() <= 3 && n.find_first_not_of("0123456789") == std::string_view::npos) {
-    int number = std::stoi(std::string(n));
-    return number > 0 && number < NSIG ? std::optional<int>(number) : std::nullopt;
-  }
-  for (int s = 1; s < NSIG; ++s) {
-    const char* abbrev = ::sigabbrev_np(s);
-    if (abbrev != nullptr && n == abbrev) {
-      return s;
-    }
-  }
-  return std::nullopt;
+  child.close_stdin();
+  captured.status = child.wait();
+  return captured;
 }
 
 }  // namespace zerodrop

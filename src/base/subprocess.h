@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -35,6 +36,23 @@ std::string describe(Isolation isolation);
 // one inside an unprivileged user namespace, else a process group. Safe with threads running.
 Isolation probe_isolation();
 
+// Which of the child's standard streams are pipes whose other end this process holds (see
+// Subprocess::stdin_fd()); the others are /dev/null (stdin) or the log files.
+enum class Pipes : unsigned {
+  none = 0,
+  in = 1,   // stdin: what this process writes, until it closes its end
+  out = 2,  // stdout, instead of stdout_path
+  err = 4,  // stderr, instead of stderr_path
+};
+
+constexpr Pipes operator|(Pipes a, Pipes b) {
+  return static_cast<Pipes>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
+}
+
+constexpr bool has(Pipes set, Pipes one) {
+  return (static_cast<unsigned>(set) & static_cast<unsigned>(one)) != 0;
+}
+
 // What to run and where its output goes.
 struct SpawnOptions {
   std::vector<std::string> argv;  // argv[0] is searched in PATH when it has no '/'
@@ -42,6 +60,7 @@ struct SpawnOptions {
   std::string stdout_path;                               // appended to; empty = /dev/null
   std::string stderr_path;  // appended to; empty = /dev/null; may equal stdout_path
   Isolation isolation = Isolation::process_group;
+  Pipes pipes = Pipes::none;
 };
 
 // A child process in its own process group that cannot outlive this process, even when this
@@ -80,6 +99,16 @@ public:
   // Readable when try_wait() may have news: for an event loop to wait on. Owned by this object.
   int status_fd() const { return status_fd_; }
 
+  // This process's ends of the pipes SpawnOptions::pipes asked for (-1 for the others), owned by
+  // this object, close-on-exec and blocking. close_stdin() sends the child end-of-file.
+  int stdin_fd() const { return in_fd_; }
+
+  int stdout_fd() const { return out_fd_; }
+
+  int stderr_fd() const { return err_fd_; }
+
+  void close_stdin();
+
   bool exited() const { return status_.has_value(); }
 
 private:
@@ -91,8 +120,24 @@ private:
   pid_t pid_ = -1;
   Isolation isolation_ = Isolation::process_group;
   int status_fd_ = -1;
+  int in_fd_ = -1;
+  int out_fd_ = -1;
+  int err_fd_ = -1;
   std::optional<ExitStatus> status_;
 };
+
+// What a command run to its end printed, and how it ended.
+struct Captured {
+  ExitStatus status;
+  std::string out;
+  std::string err;
+};
+
+// Runs options.argv to its end in the calling thread's namespaces (a thread that entered a
+// network namespace runs it there), writing `input` to its stdin and capturing its stdout and
+// stderr through pipes (read together, so neither can fill and stall the child; the paths and
+// pipes in `options` are ignored). Throws Error as Subprocess::spawn does.
+Captured run_captured(SpawnOptions options, std::string_view input = {});
 
 // Whether process `pid` has a handler for `signal` (SigCgt) or ignores it (SigIgn), read from
 // /proc/PID/status; nullopt when the process is gone. Both false: the default action.

@@ -21,7 +21,8 @@ namespace {
 constexpr Command kCommands[] = {
     {"lab", "Roll out your real server on this machine, with Kubernetes' termination semantics",
      setup_lab},
-    {"load", "Send HTTP/1.1 at a constant rate; record and classify every request", setup_load},
+    {"load", "Send HTTP/1.1, HTTP/2 or gRPC at a constant rate; record and classify each request",
+     setup_load},
     {"report", "Re-render the diagnosis of a past lab or sim run from its folder", setup_report},
     {"audit", "Check Kubernetes manifests and SQL migrations for the holes that drop requests",
      setup_audit},

@@ -9,10 +9,10 @@
 
 #include "base/duration.h"
 #include "base/subprocess.h"
-#include "lab/container_runtime.h"
-#include "lab/ingress.h"
+#include "lab/data/migration.h"
 #include "lab/lab.h"
-#include "lab/migration.h"
+#include "lab/pods/container_runtime.h"
+#include "lab/routers/ingress.h"
 
 namespace zerodrop::lab {
 

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
-#include "lab/recorder.h"
+#include "lab/recording/recorder.h"
 #include "lab/traffic.h"
 
 namespace zerodrop::lab {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "lab/router.h"
+#include "lab/routers/router.h"
 #include "record/run_record.h"
 
 namespace zerodrop::lab {

@@ -7,12 +7,14 @@
 
 #include "base/delay_distribution.h"
 #include "base/int_or_percent.h"
-#include "lab/database.h"
-#include "lab/deployment_controller.h"
-#include "lab/kube_api.h"
-#include "lab/migration.h"
-#include "lab/pod.h"
-#include "lab/router.h"
+#include "lab/control/deployment_controller.h"
+#include "lab/control/kube_api.h"
+#include "lab/data/database.h"
+#include "lab/data/migration.h"
+#include "lab/kernel/node_network.h"
+#include "lab/pods/pod.h"
+#include "lab/routers/ingress.h"
+#include "lab/routers/router.h"
 #include "load/load.h"
 #include "record/run_record.h"
 
@@ -78,22 +80,6 @@ Result run(const Options& options);
 // With an ingress, its files live in a temporary folder removed at the end.
 void run_router_only(Dataplane dataplane, Ingress ingress, const std::string& listen,
                      const std::string& backend);
-
-// The program that runs `ingress` ("/usr/sbin/nginx"). Throws Error naming it and the setup
-// command when it is not installed.
-std::string ingress_binary(Ingress ingress);
-
-// Whether `--dataplane nftables` can run here: root, a build with libnftables, and the kernel's
-// nf_tables (with nat) and conntrack events in a new network namespace. Throws Error naming the
-// one that is missing.
-void check_nftables();
-
-// The same for `--dataplane iptables`: root, iptables-restore, and kube-proxy's iptables chains
-// (statistic, DNAT, REJECT) accepted in a new network namespace.
-void check_iptables();
-
-// A TCP port free on 127.0.0.1 right now (the kernel's choice), for the pods to listen on.
-uint16_t pick_free_port();
 
 // The scenario the report shows and diagnose reads: flags and workload settings.
 record::Scenario describe(const Options& options);

@@ -66,10 +66,4 @@ void run_router_only(Dataplane dataplane, Ingress ingress, const std::string& li
   }
 }
 
-uint16_t pick_free_port() {
-  asio::io_context io;
-  asio::ip::tcp::acceptor acceptor(io, {asio::ip::make_address("127.0.0.1"), 0});
-  return acceptor.local_endpoint().port();
-}
-
 }  // namespace zerodrop::lab

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "lab/recorder.h"
+#include "lab/recording/recorder.h"
 
 namespace zerodrop::lab {
 

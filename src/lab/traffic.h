@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "lab/router.h"
+#include "lab/routers/router.h"
 #include "load/load.h"
 #include "record/run_record.h"
 

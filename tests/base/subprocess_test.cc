@@ -130,6 +130,42 @@ TEST(Subprocess, NonExecutableFileIsAClearError) {
   fs::remove_all(dir);
 }
 
+TEST(Subprocess, RunCapturedFeedsStdinAndCapturesBothStreams) {
+  Captured run = run_captured({{"sh", "-c", "tr a-z A-Z; echo oops >&2; exit 3"}}, "hello\n");
+  EXPECT_EQ(run.out, "HELLO\n");
+  EXPECT_EQ(run.err, "oops\n");
+  EXPECT_EQ(run.status.exit_code, 3);
+}
+
+TEST(Subprocess, RunCapturedDoesNotStallOnLargeStreams) {
+  // 1 MiB in and out, more than a pipe holds either way: the child writes while its input is
+  // still being written, which stalls a runner that writes all the input before reading.
+  std::string input(1 << 20, 'x');
+  Captured run = run_captured({{"cat"}}, input);
+  EXPECT_EQ(run.out.size(), input.size());
+  EXPECT_TRUE(run.status.success());
+}
+
+TEST(Subprocess, RunCapturedSurvivesAChildThatIgnoresItsInput) {
+  // The child exits before reading: writing the rest would raise SIGPIPE in this process.
+  Captured run = run_captured({{"sh", "-c", "exit 0"}}, std::string(1 << 20, 'x'));
+  EXPECT_TRUE(run.status.success());
+  EXPECT_TRUE(run.out.empty());
+}
+
+TEST(Subprocess, PipesReachALongLivedChild) {
+  Subprocess child = Subprocess::spawn({.argv = {"cat"}, .pipes = Pipes::in | Pipes::out});
+  ASSERT_GE(child.stdin_fd(), 0);
+  ASSERT_GE(child.stdout_fd(), 0);
+  EXPECT_EQ(child.stderr_fd(), -1);
+  ASSERT_EQ(::write(child.stdin_fd(), "ping\n", 5), 5);
+  char buffer[8] = {};
+  ASSERT_EQ(::read(child.stdout_fd(), buffer, sizeof buffer), 5);
+  EXPECT_STREQ(buffer, "ping\n");
+  child.close_stdin();
+  EXPECT_TRUE(child.wait().success());  // cat ends at the end of its input
+}
+
 TEST(Subprocess, DestructorKillsARunningChild) {
   pid_t group = 0;
   {
