@@ -17,10 +17,6 @@ using record::Hole;
 using record::Outcome;
 using record::RequestRecord;
 
-Micros send_time(const RequestRecord& r) {
-  return r.sent.value_or(r.intended);
-}
-
 // "1 request", "3 requests".
 std::string counted(size_t n, std::string_view noun) {
   return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");

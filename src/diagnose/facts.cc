@@ -347,4 +347,8 @@ BackendState state_at(const PodLife& life, Micros t) {
   return BackendState::serving;
 }
 
+Micros send_time(const record::RequestRecord& r) {
+  return r.sent.value_or(r.intended);
+}
+
 }  // namespace zerodrop::diagnose

@@ -104,4 +104,7 @@ const ProcessExit* exit_that_broke(const PodLife& life, Micros sent, Micros done
 // (`signal_ignored`) the pod is still `prestop`: terminating, not stopped, until its kill.
 BackendState state_at(const PodLife& life, Micros t);
 
+// When `r` went out: its send time, else the time it was meant to (a request never sent).
+Micros send_time(const record::RequestRecord& r);
+
 }  // namespace zerodrop::diagnose

@@ -12,7 +12,7 @@
 
 #include "base/subprocess.h"
 #include "diagnose/h2_rules.h"
-#include "http/proxy_failure.h"
+#include "diagnose/router_rules.h"
 
 namespace zerodrop::diagnose {
 namespace {
@@ -37,10 +37,6 @@ bool broke(Outcome o) {
 bool overload_sign(Outcome o) {
   return o == Outcome::timeout || o == Outcome::connect_timeout || o == Outcome::http_503
          || o == Outcome::http_504;
-}
-
-Micros send_time(const RequestRecord& r) {
-  return r.sent.value_or(r.intended);
 }
 
 // When the router chose this request's backend. An l4 router binds a new connection to its pod
@@ -70,10 +66,6 @@ struct Case {
 
 RequestDiagnosis make(const Case& c, Hole hole, std::string reason) {
   return {0, hole, c.state, c.router_applied, std::move(reason)};
-}
-
-std::string router_name(const RequestRecord& r) {
-  return r.router.empty() ? std::string("its router") : fmt::format("router {}", r.router);
 }
 
 std::optional<RequestDiagnosis> liveness_rule(const Case& c) {
@@ -421,65 +413,6 @@ RequestDiagnosis state_rule(const Case& c) {
   return make(c, Hole::unexplained,
               fmt::format("{} at pod {} while it was serving and not terminating",
                           record::to_string(c.r.outcome), c.life.name));
-}
-
-RequestDiagnosis without_backend(const RequestRecord& r, const Facts& facts,
-                                 const RuleContext& context) {
-  Micros t = send_time(r);
-  auto endpoints = r.router.empty() ? std::nullopt : facts.ready_endpoints_on(r.router, t);
-  if (endpoints && *endpoints == 0) {
-    return {0, Hole::capacity_dip, BackendState::unknown, false,
-            fmt::format("{} had no ready endpoint", router_name(r))};
-  }
-  // Without pod events, "0 Ready" would be a claim the record does not support.
-  int ready = facts.ready_pods_at(t);
-  if (context.replicas && ready < *context.replicas && !facts.traffic_only()) {
-    return {0, Hole::capacity_dip, BackendState::unknown, false,
-            fmt::format("{} while {} of {} replicas were Ready", record::to_string(r.outcome),
-                        ready, *context.replicas)};
-  }
-  return {0, Hole::unexplained, BackendState::unknown, false,
-          fmt::format("{} with no backend pod recorded", record::to_string(r.outcome))};
-}
-
-// What a router's own answer was: its HTTP status, or for gRPC the grpc-status it gave.
-std::string router_answer(const RequestRecord& r) {
-  if (r.h2 && r.h2->grpc_status) {
-    return fmt::format("grpc-status {}", *r.h2->grpc_status);
-  }
-  return std::to_string(r.status);
-}
-
-// The router answered the request itself (RequestRecord::router_error) for a reason that says
-// nothing about the app: a response it could not parse or would not buffer, or a word this
-// version does not know. Such a failure is the router's, never a hole of the app.
-std::optional<RequestDiagnosis> router_fault(const RequestRecord& r, const Facts& facts) {
-  if (r.router_error.empty()) {
-    return std::nullopt;
-  }
-  if (r.router_error == record::kUntranslated) {
-    return RequestDiagnosis{
-        0, Hole::unexplained, BackendState::unknown, false,
-        fmt::format(
-            "{} with no pod: the kernel of {} gave its connection to the Service no NAT ({}), "
-            "so it went to no pod; the router failed, not the app",
-            record::to_string(r.outcome), r.router, r.router_error)};
-  }
-  auto failure = http::proxy_failure_from_string(r.router_error);
-  if (failure && http::blame(*failure) == http::Blame::upstream) {
-    return std::nullopt;
-  }
-  std::string what = failure == http::ProxyFailure::bad_response ? "could not parse the response"
-                     : failure == http::ProxyFailure::body_too_large
-                         ? "would not buffer a response body that large"
-                         : "failed";
-  std::string from = r.backend.empty() ? "" : fmt::format(" of pod {}", r.backend);
-  const PodLife* life = r.backend.empty() ? nullptr : facts.pod(r.backend);
-  BackendState state = life ? state_at(*life, send_time(r)) : BackendState::unknown;
-  return RequestDiagnosis{
-      0, Hole::unexplained, state, false,
-      fmt::format("{} answered {} itself ({}): it {}{}; the router failed, not the app",
-                  router_name(r), router_answer(r), r.router_error, what, from)};
 }
 
 // A failure whose backend is one of several pods: a hole only when every one of them gives the

@@ -1,0 +1,79 @@
+// The failures no pod's life explains: the router's own answers and the requests that reached
+// no pod recorded. A router's fault is never counted against a hole of the app.
+#include "diagnose/router_rules.h"
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "http/proxy_failure.h"
+
+namespace zerodrop::diagnose {
+
+using record::Hole;
+using record::RequestRecord;
+
+std::string router_name(const RequestRecord& r) {
+  return r.router.empty() ? std::string("its router") : fmt::format("router {}", r.router);
+}
+
+RequestDiagnosis without_backend(const RequestRecord& r, const Facts& facts,
+                                 const RuleContext& context) {
+  Micros t = send_time(r);
+  auto endpoints = r.router.empty() ? std::nullopt : facts.ready_endpoints_on(r.router, t);
+  if (endpoints && *endpoints == 0) {
+    return {0, Hole::capacity_dip, BackendState::unknown, false,
+            fmt::format("{} had no ready endpoint", router_name(r))};
+  }
+  // Without pod events, "0 Ready" would be a claim the record does not support.
+  int ready = facts.ready_pods_at(t);
+  if (context.replicas && ready < *context.replicas && !facts.traffic_only()) {
+    return {0, Hole::capacity_dip, BackendState::unknown, false,
+            fmt::format("{} while {} of {} replicas were Ready", record::to_string(r.outcome),
+                        ready, *context.replicas)};
+  }
+  return {0, Hole::unexplained, BackendState::unknown, false,
+          fmt::format("{} with no backend pod recorded", record::to_string(r.outcome))};
+}
+
+// What a router's own answer was: its HTTP status, or for gRPC the grpc-status it gave.
+std::string router_answer(const RequestRecord& r) {
+  if (r.h2 && r.h2->grpc_status) {
+    return fmt::format("grpc-status {}", *r.h2->grpc_status);
+  }
+  return std::to_string(r.status);
+}
+
+// The router answered the request itself (RequestRecord::router_error) for a reason that says
+// nothing about the app: a response it could not parse or would not buffer, or a word this
+// version does not know. Such a failure is the router's, never a hole of the app.
+std::optional<RequestDiagnosis> router_fault(const RequestRecord& r, const Facts& facts) {
+  if (r.router_error.empty()) {
+    return std::nullopt;
+  }
+  if (r.router_error == record::kUntranslated) {
+    return RequestDiagnosis{
+        0, Hole::unexplained, BackendState::unknown, false,
+        fmt::format(
+            "{} with no pod: the kernel of {} gave its connection to the Service no NAT ({}), "
+            "so it went to no pod; the router failed, not the app",
+            record::to_string(r.outcome), r.router, r.router_error)};
+  }
+  auto failure = http::proxy_failure_from_string(r.router_error);
+  if (failure && http::blame(*failure) == http::Blame::upstream) {
+    return std::nullopt;
+  }
+  std::string what = failure == http::ProxyFailure::bad_response ? "could not parse the response"
+                     : failure == http::ProxyFailure::body_too_large
+                         ? "would not buffer a response body that large"
+                         : "failed";
+  std::string from = r.backend.empty() ? "" : fmt::format(" of pod {}", r.backend);
+  const PodLife* life = r.backend.empty() ? nullptr : facts.pod(r.backend);
+  BackendState state = life ? state_at(*life, send_time(r)) : BackendState::unknown;
+  return RequestDiagnosis{
+      0, Hole::unexplained, state, false,
+      fmt::format("{} answered {} itself ({}): it {}{}; the router failed, not the app",
+                  router_name(r), router_answer(r), r.router_error, what, from)};
+}
+
+}  // namespace zerodrop::diagnose
