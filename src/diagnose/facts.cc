@@ -129,8 +129,8 @@ void apply_event(PodLife& life, const Event& e) {
   }
 }
 
-bool marks_termination(const Event& e) {
-  return !e.conditions || e.conditions->terminating || !e.conditions->ready;
+bool marks_termination(const std::optional<record::Conditions>& c) {
+  return !c || c->terminating || !c->ready;
 }
 
 }  // namespace
@@ -143,11 +143,17 @@ std::optional<Window> Facts::disruption() const {
 }
 
 Facts::Facts(const record::RunRecord& run) {
-  std::vector<Event> events = run.events;
+  // The events in time order, by address: a copy of each was 60 % of a 5,000-node sim's memory.
+  std::vector<const Event*> events;
+  events.reserve(run.events.size());
+  for (const Event& e : run.events) {
+    events.push_back(&e);
+  }
   std::stable_sort(events.begin(), events.end(),
-                   [](const Event& a, const Event& b) { return a.t < b.t; });
+                   [](const Event* a, const Event* b) { return a->t < b->t; });
   std::set<std::string> routers;
-  for (const Event& e : events) {
+  for (const Event* event : events) {
+    const Event& e = *event;
     if (!e.pod.empty() && !pod_index_.contains(e.pod)) {
       pod_index_.emplace(e.pod, pods_.size());
       pods_.push_back(PodLife{.name = e.pod});
@@ -155,7 +161,7 @@ Facts::Facts(const record::RunRecord& run) {
     if (e.kind == EventKind::deletion_started && !e.pod.empty()) {
       set_first(pods_[pod_index_.find(e.pod)->second].deletion, e.t);
     } else if (e.kind == EventKind::router_applied) {
-      applies_.push_back(e);
+      applies_.push_back({e.t, e.t_min, e.router, e.pod, e.conditions});
       routers.insert(e.router);
     } else if (e.kind == EventKind::router_refused) {
       refusals_.push_back(e);
@@ -175,9 +181,9 @@ Facts::Facts(const record::RunRecord& run) {
       migrations_.back().outcome = e.detail;
     }
   }
-  for (const Event& e : events) {
-    if (!e.pod.empty()) {
-      apply_event(pods_[pod_index_.find(e.pod)->second], e);
+  for (const Event* e : events) {
+    if (!e->pod.empty()) {
+      apply_event(pods_[pod_index_.find(e->pod)->second], *e);
     }
   }
   for (const record::RequestRecord& r : run.requests) {
@@ -189,9 +195,9 @@ Facts::Facts(const record::RunRecord& run) {
   routers_.assign(routers.begin(), routers.end());
   // Each router's first termination apply per deleted pod: asked once per failed request, so
   // kept in a map rather than found by a scan of every apply (quadratic on large sim runs).
-  for (const Event& e : applies_) {
+  for (const Apply& e : applies_) {
     const PodLife* life = pod(e.pod);
-    if (life && life->deletion && e.t >= *life->deletion && marks_termination(e)) {
+    if (life && life->deletion && e.t >= *life->deletion && marks_termination(e.conditions)) {
       bool first = terminations_.try_emplace(termination_key(e.router, e.pod), e.t).second;
       if (first && e.t_min) {
         earliest_.emplace(termination_key(e.router, e.pod), *e.t_min);
@@ -260,7 +266,7 @@ int Facts::ready_pods_at(Micros t) const {
 std::optional<int> Facts::ready_endpoints_on(std::string_view router, Micros t) const {
   std::map<std::string, bool, std::less<>> ready;
   bool seen = false;
-  for (const Event& e : applies_) {
+  for (const Apply& e : applies_) {
     if (e.t > t) {
       break;
     }

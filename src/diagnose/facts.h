@@ -75,7 +75,16 @@ public:
 private:
   std::vector<PodLife> pods_;
   std::map<std::string, size_t, std::less<>> pod_index_;
-  std::vector<record::Event> applies_;   // router_applied, in time order
+
+  // What the diagnosis reads of a router_applied event.
+  struct Apply {
+    Micros t;
+    std::optional<Micros> t_min;
+    std::string router, pod;
+    std::optional<record::Conditions> conditions;
+  };
+
+  std::vector<Apply> applies_;           // router_applied, in time order
   std::vector<record::Event> refusals_;  // router_refused, in time order
   std::vector<std::string> routers_;
   std::vector<MigrationRun> migrations_;

@@ -23,8 +23,9 @@ private:
   void cut_in_flight(size_t index, double stop, int n);
   void new_pod(size_t index);
   void no_endpoints();
+  void prepare_orders();
   void reconnects();
-  void reconnect_piece(double from, double to, double& unpinned, double& credit);
+  void reconnect_piece(double from, double to, int n, int bad, double& unpinned, double& credit);
   double credit_at(double t) const;
   double credit_integral(double from, double to) const;
   void sample_events(int r);
@@ -35,8 +36,9 @@ private:
   void build_inverse_view();
   double inverse_view_integral(double t) const;
   double mean_share(double from, double to) const;
+  double stop_share(size_t index, double stop, int n) const;
   int refusing(double t) const;
-  double stop_of(int r, const PodTimeline& p) const;
+  double stop_of(int r, size_t index) const;
   double pinned(const PodTimeline& p, double stop, int n, double t) const;
   double all_tries_fail(int n, int bad) const;
   void add_window(size_t pod, double from, double to, double per_second, record::Hole hole,
@@ -62,7 +64,16 @@ private:
   double hazard_ = 0;        // per-connection rate of closing (max age, idle timeout)
   std::vector<double> applied_;
   std::vector<double> inverse_view_;  // [w]: the integral of 1/view(t) from applied_[0] to it
-  std::vector<double> refuse_starts_, refuse_ends_;
+  std::vector<double> refuse_starts_, refuse_ends_;  // sorted: refusing(t) = starts - ends <= t
+
+  // What is the same for every router, computed once (prepare_orders): a router pass sorts
+  // nothing, so its cost stays linear in the pods (bench/sim_scale.sh).
+  std::vector<int> stop_write_;        // [pod]: the write after which routers stop choosing it
+  std::vector<double> broken_at_;      // [pod]: its kept-alive connections break (L4), or kNever
+  std::vector<size_t> by_refuse_;      // old pods by refuse_from
+  std::vector<size_t> by_stop_write_;  // old pods by stop_write_ (none last)
+  std::vector<size_t> by_break_;       // old pods whose connections break in the run, by then
+  std::vector<double> log_count_;      // [k]: ln k, for k up to the pod count (views, refusals)
 
   // L4 keep-alive: an old pod's pinned connections break; their clients reconnect.
   struct Break {
@@ -71,7 +82,7 @@ private:
     double kept;        // the share of its connections still pinned at the break, per 1/n
   };
 
-  std::vector<Break> breaks_;
+  std::vector<Break> breaks_;  // [pod], set by old_pod() for the pods of by_break_
   std::vector<std::pair<double, double>> credit_;  // (time, re-pinned share per live endpoint)
   Traffic out_;
 };

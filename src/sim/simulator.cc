@@ -162,12 +162,14 @@ Result simulate(const Options& options) {
                         to_seconds(hist.quantile(0.9)), to_seconds(hist.quantile(0.99)),
                         to_seconds(hist.max())};
   auto& events = result.record.events;
+  events.reserve(control.record.size() + traffic.router_events.size());
   for (auto* list : {&control.record, &traffic.router_events}) {
     for (record::Event& e : *list) {
       if (e.t <= result.record.end) {
         events.push_back(std::move(e));
       }
     }
+    std::vector<record::Event>().swap(*list);  // freed before the sort's buffer is taken
   }
   std::stable_sort(events.begin(), events.end(),
                    [](const record::Event& a, const record::Event& b) { return a.t < b.t; });

@@ -36,6 +36,7 @@ Accountant::Accountant(const Options& options, const ControlPlane& control, cons
     new_fraction_ = std::min(1.0, hazard_ / lc);
   }
   out_.per_pod.assign(control.pods.size(), {});
+  prepare_orders();
 }
 
 // When each router applies each change on its own (the lab's model), its view is rebuilt from
@@ -117,19 +118,25 @@ double Accountant::mean_share(double from, double to) const {
   return (inverse_view_integral(to) - inverse_view_integral(from)) / (to - from);
 }
 
-double Accountant::stop_of(int r, const PodTimeline& p) const {
-  double stop = kNever;
-  if (p.term_write >= 0) {
-    // kube-proxy keeps a serving-terminating endpoint while no endpoint is ready (KEP-1669): it
-    // stops at the first write after which some endpoint is ready, or at the removal.
-    size_t w = static_cast<size_t>(p.term_write);
-    while (l4_ && control_.writes[w].ready_after == 0 && static_cast<int>(w) != p.remove_write
-           && w + 1 < control_.writes.size()) {
-      ++w;
-    }
-    stop = applied_[w];
+// mean_share(refuse_from, stop) of an old pod whose view at refuse_from is n: at a stop write
+// (every router in order) the integral is the running one at that write, without a search.
+double Accountant::stop_share(size_t index, double stop, int n) const {
+  double from = control_.pods[index].refuse_from;
+  int w = stop_write_[index];
+  if (direct_ || w < 0 || stop > end_ || applied_[static_cast<size_t>(w)] != stop) {
+    return mean_share(from, stop);
   }
-  return std::min(stop, routers_.unhealthy_at(r, p.refuse_from));
+  double to_integral = inverse_view_[static_cast<size_t>(w)];
+  return stop <= from ? 1.0 / n : (to_integral - inverse_view_integral(from)) / (stop - from);
+}
+
+double Accountant::stop_of(int r, size_t index) const {
+  int w = stop_write_[index];
+  double stop = w < 0 ? kNever : applied_[static_cast<size_t>(w)];
+  if (o_.dataplane != Dataplane::cloud_lb) {
+    return stop;  // only a cloud LB's health checks also stop it
+  }
+  return std::min(stop, routers_.unhealthy_at(r, control_.pods[index].refuse_from));
 }
 
 // The share of the router's traffic on connections pinned to the pod (conntrack keeps a flow on
@@ -159,6 +166,9 @@ double Accountant::all_tries_fail(int n, int bad) const {
   int tries = o_.dataplane == Dataplane::ingress_nginx ? std::max(1, o_.profile.ingress.tries)
               : l4_                                    ? 1 + o_.client_retries
                                                        : 1;
+  if (tries <= 1) {
+    return 1;
+  }
   if (l4_) {
     return std::pow(std::min(1.0, static_cast<double>(bad) / std::max(n, 1)), tries - 1);
   }
@@ -224,7 +234,7 @@ void Accountant::cut_in_flight(size_t index, double stop, int n) {
 
 void Accountant::old_pod(int r, size_t index) {
   const PodTimeline& p = control_.pods[index];
-  double stop = stop_of(r, p);
+  double stop = stop_of(r, index);
   if (p.term_write >= 0 && applied_[static_cast<size_t>(p.term_write)] != kNever) {
     out_.propagation.add(from_seconds(applied_[static_cast<size_t>(p.term_write)] - p.deletion));
   }
@@ -233,7 +243,7 @@ void Accountant::old_pod(int r, size_t index) {
   // New connections the router still sends after the pod stopped accepting.
   if (stop > p.refuse_from) {
     int bad = l4_ ? 1 : std::max(1, refusing(p.refuse_from));
-    double share = mean_share(p.refuse_from, stop);
+    double share = stop_share(index, stop, n);
     double density = rate_r_ * new_fraction_ * share * all_tries_fail(n, bad);
     add_window(index, p.refuse_from, stop, density, Hole::deregistration_race, refused);
   }
@@ -243,8 +253,7 @@ void Accountant::old_pod(int r, size_t index) {
   if (!l4_ || o_.keepalive == Keepalive::off) {
     return;
   }
-  bool exits_at_once = o_.app == App::naive || o_.app == App::linger;
-  double broken = o_.app == App::close_listener ? p.idle_closed : exits_at_once ? p.exit : p.kill;
+  double broken = broken_at_[index];
   if (broken == kNever || broken >= end_) {
     return;
   }
@@ -255,7 +264,7 @@ void Accountant::old_pod(int r, size_t index) {
   add_point(index, broken, stale, Hole::keepalive_stale, Outcome::closed_before_response);
   // Their clients reconnect through a router that may pick a refusing pod again (reconnects()).
   double live_until = std::min({p.refuse_from, stop, broken});
-  breaks_.push_back({broken, live_until, share * std::max(1, control_.initial_ready)});
+  breaks_[index] = {broken, live_until, share * std::max(1, control_.initial_ready)};
 }
 
 // Traffic a router sends a new pod after it applied its Ready, before the app can serve.
@@ -298,26 +307,6 @@ void Accountant::no_endpoints() {
   }
 }
 
-void Accountant::build_refusing(int r) {
-  refuse_starts_.clear();
-  refuse_ends_.clear();
-  for (const PodTimeline& p : control_.pods) {
-    double stop = p.old ? stop_of(r, p) : kNever;
-    if (p.old && stop > p.refuse_from) {
-      refuse_starts_.push_back(p.refuse_from);
-      refuse_ends_.push_back(stop);
-    }
-  }
-  std::sort(refuse_starts_.begin(), refuse_starts_.end());
-  std::sort(refuse_ends_.begin(), refuse_ends_.end());
-}
-
-int Accountant::refusing(double t) const {
-  auto started = std::upper_bound(refuse_starts_.begin(), refuse_starts_.end(), t);
-  auto ended = std::upper_bound(refuse_ends_.begin(), refuse_ends_.end(), t);
-  return static_cast<int>((started - refuse_starts_.begin()) - (ended - refuse_ends_.begin()));
-}
-
 void Accountant::sample_events(int r) {
   std::string name = routers_.name(r);
   auto emit = [&](const PodTimeline& p, int write, record::Conditions c, const char* what) {
@@ -351,7 +340,6 @@ void Accountant::router(int r) {
   if (o_.dataplane == Dataplane::ingress_nginx || keepalive) {
     build_refusing(r);
   }
-  breaks_.clear();
   for (size_t i = 0; i < control_.pods.size(); ++i) {
     if (control_.pods[i].old && control_.pods[i].deletion < end_) {
       old_pod(r, i);
@@ -376,9 +364,7 @@ Traffic Accountant::run() {
   for (int r = 0; r < routers_.count(); ++r) {
     router(r);
   }
-  std::stable_sort(out_.router_events.begin(), out_.router_events.end(),
-                   [](const record::Event& a, const record::Event& b) { return a.t < b.t; });
-  return std::move(out_);
+  return std::move(out_);  // simulate() sorts every event of the record once
 }
 
 Traffic account_traffic(const Options& options, const ControlPlane& control, const Routers& routers,

@@ -1,4 +1,4 @@
-// The default profile must reproduce the published propagation figures (reference §5):
+// The default profile must reproduce the published propagation figures (docs/sim.md, Calibration):
 // small clusters ~1-3 s; 5,000 nodes p50 ~5 s and p99 10-25 s (GCE 20-25 s, AWS 10-11 s).
 #include <gtest/gtest.h>
 
