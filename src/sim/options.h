@@ -1,8 +1,10 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "base/int_or_percent.h"
 #include "record/scenario.h"
@@ -16,6 +18,8 @@ namespace zerodrop::sim {
 // `graceful` keeps accepting for `graceful_delay` (answering with Connection: close), then drains
 // and exits; `linger` keeps serving (keep-alive too) for `linger`, then exits at once.
 enum class App { naive, close_listener, graceful, linger };
+inline constexpr std::array<std::string_view, 4> kAppNames = {"naive", "close-listener", "graceful",
+                                                              "linger"};
 std::string_view to_string(App app);
 App app_from_string(std::string_view text, std::string_view what);  // throws Error
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "base/duration.h"
+#include "base/enum_names.h"
 #include "base/error.h"
 #include "base/parse.h"
 #include "base/text.h"
@@ -249,29 +250,14 @@ Profile load_yaml(const std::string& path) {
 }  // namespace
 
 std::string_view to_string(Dataplane dataplane) {
-  switch (dataplane) {
-    case Dataplane::iptables:
-      return "kube-proxy-iptables";
-    case Dataplane::nftables:
-      return "kube-proxy-nftables";
-    case Dataplane::ingress_nginx:
-      return "ingress-nginx";
-    case Dataplane::cloud_lb:
-      return "cloud-lb";
-  }
-  return "";
+  return kDataplaneNames[static_cast<size_t>(dataplane)];
 }
 
 Dataplane dataplane_from_string(std::string_view text, std::string_view what) {
-  constexpr std::array<Dataplane, 4> all = {Dataplane::iptables, Dataplane::nftables,
-                                            Dataplane::ingress_nginx, Dataplane::cloud_lb};
-  std::vector<std::string_view> names;
-  for (Dataplane d : all) {
-    if (to_string(d) == text) {
-      return d;
-    }
-    names.push_back(to_string(d));
+  if (auto dataplane = enum_from_name<Dataplane>(kDataplaneNames, text)) {
+    return *dataplane;
   }
+  std::vector<std::string_view> names(kDataplaneNames.begin(), kDataplaneNames.end());
   std::string hint = closest_match(text, names);
   throw Error(fmt::format("{}: unknown dataplane '{}'{}", what, text,
                           hint.empty() ? " (kube-proxy-iptables, kube-proxy-nftables, "

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,6 +12,8 @@ namespace zerodrop::sim {
 
 // How routers learn of endpoint changes and pick backends.
 enum class Dataplane { iptables, nftables, ingress_nginx, cloud_lb };
+inline constexpr std::array<std::string_view, 4> kDataplaneNames = {
+    "kube-proxy-iptables", "kube-proxy-nftables", "ingress-nginx", "cloud-lb"};
 
 std::string_view to_string(Dataplane dataplane);  // "kube-proxy-iptables", …
 Dataplane dataplane_from_string(std::string_view text, std::string_view what);  // throws Error

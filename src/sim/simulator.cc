@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "base/duration.h"
+#include "base/enum_names.h"
 #include "base/error.h"
 #include "base/int_or_percent.h"
 #include "sim/control_plane.h"
@@ -86,24 +87,12 @@ void describe(const Options& o, Result& result) {
 }  // namespace
 
 std::string_view to_string(App app) {
-  switch (app) {
-    case App::naive:
-      return "naive";
-    case App::close_listener:
-      return "close-listener";
-    case App::graceful:
-      return "graceful";
-    case App::linger:
-      return "linger";
-  }
-  return "";
+  return kAppNames[static_cast<size_t>(app)];
 }
 
 App app_from_string(std::string_view text, std::string_view what) {
-  for (App app : {App::naive, App::close_listener, App::graceful, App::linger}) {
-    if (to_string(app) == text) {
-      return app;
-    }
+  if (auto app = enum_from_name<App>(kAppNames, text)) {
+    return *app;
   }
   throw Error(
       fmt::format("{}: unknown app '{}' (naive, close-listener, graceful, linger)", what, text));

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "base/duration.h"
+#include "base/enum_names.h"
 #include "base/error.h"
 #include "base/parse.h"
 #include "base/text.h"
@@ -24,15 +25,7 @@ double sweep_value(std::string_view text, SweepParameter p) {
 }  // namespace
 
 std::string_view to_string(SweepParameter parameter) {
-  switch (parameter) {
-    case SweepParameter::prestop:
-      return "prestop";
-    case SweepParameter::grace:
-      return "grace";
-    case SweepParameter::max_unavailable:
-      return "max-unavailable";
-  }
-  return "";
+  return kSweepParameterNames[static_cast<size_t>(parameter)];
 }
 
 Sweep parse_sweep(std::string_view text) {
@@ -43,12 +36,10 @@ Sweep parse_sweep(std::string_view text) {
   }
   Sweep sweep;
   std::string_view name = trim(text.substr(0, eq));
-  if (name == "prestop") {
-    sweep.parameter = SweepParameter::prestop;
-  } else if (name == "grace") {
-    sweep.parameter = SweepParameter::grace;
-  } else if (name == "max-unavailable" || name == "maxUnavailable") {
-    sweep.parameter = SweepParameter::max_unavailable;
+  auto parameter = enum_from_name<SweepParameter>(
+      kSweepParameterNames, name == "maxUnavailable" ? "max-unavailable" : name);
+  if (parameter) {
+    sweep.parameter = *parameter;
   } else {
     throw Error(
         fmt::format("--sweep: unknown parameter '{}' (prestop, grace, max-unavailable)", name));

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,6 +13,8 @@ namespace zerodrop::sim {
 
 // What may be swept: preStop seconds, grace seconds, maxUnavailable (a count).
 enum class SweepParameter { prestop, grace, max_unavailable };
+inline constexpr std::array<std::string_view, 3> kSweepParameterNames = {"prestop", "grace",
+                                                                         "max-unavailable"};
 
 struct Sweep {
   SweepParameter parameter = SweepParameter::prestop;
