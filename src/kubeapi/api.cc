@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "kubeapi/admission.h"
 
 namespace zerodrop::kubeapi {
 
@@ -37,25 +38,6 @@ std::string dump(const json& j) {
 
 HttpResponse ok(const json& j) {
   return {200, dump(j) + "\n", "application/json"};
-}
-
-// An events.k8s.io/v1 Event from the core/v1 Event the projection stores.
-json events_v1(const json& e) {
-  json out = {{"apiVersion", "events.k8s.io/v1"},
-              {"kind", "Event"},
-              {"metadata", e["metadata"]},
-              {"eventTime", nullptr},
-              {"regarding", e["involvedObject"]},
-              {"reason", e["reason"]},
-              {"note", e["message"]},
-              {"type", e["type"]},
-              {"reportingController", e["reportingComponent"]},
-              {"reportingInstance", e["reportingInstance"]},
-              {"deprecatedSource", e["source"]},
-              {"deprecatedFirstTimestamp", e["firstTimestamp"]},
-              {"deprecatedLastTimestamp", e["lastTimestamp"]},
-              {"deprecatedCount", e["count"]}};
-  return out;
 }
 
 std::string verb_of(const std::string& method, bool named, bool watch) {
@@ -217,7 +199,7 @@ bool Api::selected(const WatchStream& watch, const json& object) const {
 
 json Api::served_form(const ResourceType& type, json object) const {
   if (type.group == "events.k8s.io") {
-    return events_v1(object);
+    return event_to_v1(object);
   }
   return object;
 }
@@ -313,9 +295,7 @@ HttpResponse Api::get(const Route& route, bool table) {
   const ResourceType& t = *route.type;
   std::optional<json> object = store_.get(t.store_key, route.name);
   if (!object || (!route.ns.empty() && (*object)["metadata"].value("namespace", "") != route.ns)) {
-    return status_response(404, "NotFound",
-                           fmt::format("{}{} \"{}\" not found", t.name.substr(0, t.name.find('/')),
-                                       t.group.empty() ? "" : "." + t.group, route.name));
+    return status_response(404, "NotFound", not_found(t, route.name));
   }
   if (t.name == "deployments/scale") {
     return ok(scale_of(*object));

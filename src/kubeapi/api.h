@@ -116,6 +116,8 @@ private:
   HttpResponse remove(const Route& route, const HttpRequest& request);
   HttpResponse remove_job(const Route& route, const HttpRequest& request, nlohmann::json job);
   HttpResponse create(const Route& route, const HttpRequest& request);
+  HttpResponse written(const Route& route, bool stale,
+                       const std::optional<nlohmann::json>& updated);
 
   // A paged list's items not served yet, as of its first page (one snapshot per list).
   struct Pages {
@@ -144,6 +146,9 @@ private:
 
 // A Kubernetes Status object (kind Status) with `code`, `reason` and `message`.
 HttpResponse status_response(int code, const std::string& reason, const std::string& message);
+
+// "pods \"web-1\" not found", "leases.coordination.k8s.io \"x\" not found": the API's 404 message.
+std::string not_found(const ResourceType& type, const std::string& name);
 
 // Applies a PATCH body of `content_type` (strategic-merge, merge or JSON patch) to `object`.
 // Throws Error naming what it cannot apply.

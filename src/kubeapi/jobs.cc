@@ -122,11 +122,15 @@ std::string env_name(const std::string& service) {
   return out;
 }
 
-// The Service's address on `node`: its router there (the lab's annotation), else its ClusterIP.
+// The Service's address on `node`: its router there (the lab's annotation), else its ClusterIP
+// and first port; empty when it has neither (a client's Service without a spec).
 std::pair<std::string, std::string> service_address(const json& service, const Node& node) {
-  std::string routers = service["metadata"]
-                            .value("annotations", json::object())
-                            .value("zerodrop.dev/node-routers", "");
+  const json& meta = service.value("metadata", json::object());
+  json annotations = meta.value("annotations", json::object());
+  std::string routers = annotations.is_object() && annotations.contains("zerodrop.dev/node-routers")
+                                && annotations["zerodrop.dev/node-routers"].is_string()
+                            ? annotations["zerodrop.dev/node-routers"].get<std::string>()
+                            : "";
   std::string key = node.name + "=";
   for (size_t at = 0; at < routers.size();) {
     size_t comma = routers.find(',', at);
@@ -138,9 +142,14 @@ std::pair<std::string, std::string> service_address(const json& service, const N
     }
     at = comma == std::string::npos ? routers.size() : comma + 1;
   }
-  json ports = service["spec"].value("ports", json::array());
-  return {service["spec"].value("clusterIP", ""),
-          ports.empty() ? "" : std::to_string(ports[0].value("port", 0))};
+  json spec = service.value("spec", json::object());
+  json ports = spec.is_object() ? spec.value("ports", json::array()) : json::array();
+  json ip = spec.is_object() ? spec.value("clusterIP", json("")) : json("");
+  if (!ip.is_string() || ip == "" || ip == "None" || !ports.is_array() || ports.empty()
+      || !ports[0].is_object() || !ports[0].value("port", json(0)).is_number_integer()) {
+    return {"", ""};
+  }
+  return {ip.get<std::string>(), std::to_string(ports[0]["port"].get<int>())};
 }
 
 // A downward API field of the pod: metadata.name, spec.nodeName, metadata.labels['k'], …
@@ -406,21 +415,41 @@ std::vector<std::pair<std::string, std::string>> job_pod_env(const json& pod,
                                                              const std::vector<json>& services,
                                                              const Node& node) {
   std::vector<std::pair<std::string, std::string>> env;
+  std::string ns = pod["metadata"].value("namespace", "");
   for (const json& s : services) {
+    // kubelet links the Services of the pod's own namespace, each that has an address.
+    if (s["metadata"].value("namespace", "") != ns) {
+      continue;
+    }
     auto [host, port] = service_address(s, node);
+    if (host.empty()) {
+      continue;
+    }
     std::string prefix = env_name(s["metadata"].value("name", ""));
     env.emplace_back(prefix + "_SERVICE_HOST", host);
     env.emplace_back(prefix + "_SERVICE_PORT", port);
+    // A named port: NAME_SERVICE_PORT_PORTNAME (the first port is the node's router's).
+    json ports = s.value("spec", json::object()).value("ports", json::array());
+    for (size_t i = 0; ports.is_array() && i < ports.size(); ++i) {
+      json port_name = ports[i].is_object() ? ports[i].value("name", json("")) : json("");
+      json number = ports[i].is_object() ? ports[i].value("port", json()) : json();
+      if (port_name.is_string() && port_name != "" && number.is_number_integer()) {
+        env.emplace_back(prefix + "_SERVICE_PORT_" + env_name(port_name.get<std::string>()),
+                         i == 0 ? port : std::to_string(number.get<int>()));
+      }
+    }
   }
-  std::string index =
-      pod["metadata"]["annotations"].value("batch.kubernetes.io/job-completion-index", "");
+  json annotations = pod["metadata"].value("annotations", json::object());
+  std::string index = annotations.is_object()
+                          ? annotations.value("batch.kubernetes.io/job-completion-index", "")
+                          : "";
   if (!index.empty()) {
     env.emplace_back("JOB_COMPLETION_INDEX", index);
   }
   json vars = pod["spec"]["containers"][0].value("env", json::array());
   for (const json& e : vars) {
     std::string name = e.value("name", "");
-    if (e.contains("value")) {
+    if (e.contains("value") && e["value"].is_string()) {
       env.emplace_back(name, expand(e["value"].get<std::string>(), env));
     } else if (e.contains("valueFrom") && e["valueFrom"].contains("fieldRef")) {
       env.emplace_back(name, field_of(pod, e["valueFrom"]["fieldRef"].value("fieldPath", "")));
@@ -435,6 +464,9 @@ std::vector<std::string> container_argv(
   for (const char* key : {"command", "args"}) {
     json words = container.value(key, json::array());
     for (const json& a : words) {
+      if (!a.is_string()) {
+        throw Error(fmt::format("the container's {} holds {}, not a string", key, a.dump()));
+      }
       argv.push_back(expand(a.get<std::string>(), env));
     }
   }

@@ -27,6 +27,15 @@ json Store::put(const std::string& resource, json object) {
   return store_locked(resource, std::move(object));
 }
 
+std::optional<json> Store::create(const std::string& resource, json object) {
+  std::lock_guard lock(mutex_);
+  auto& objects = objects_[resource];
+  if (objects.count(object["metadata"]["name"].get<std::string>()) > 0) {
+    return std::nullopt;
+  }
+  return store_locked(resource, std::move(object));
+}
+
 json Store::store_locked(const std::string& resource, json object) {
   std::string name = object["metadata"]["name"].get<std::string>();
   auto& objects = objects_[resource];

@@ -34,6 +34,9 @@ public:
   // Adds or replaces the object named by its metadata.name. No change and no event when the
   // object equals the stored one apart from its resourceVersion. Returns the stored object.
   nlohmann::json put(const std::string& resource, nlohmann::json object);
+  // Adds the object only when none of its name exists, at once (two clients creating the same
+  // Lease: one wins). nullopt when one exists. Returns the stored object.
+  std::optional<nlohmann::json> create(const std::string& resource, nlohmann::json object);
   // Applies `change` to a copy of the stored object and stores it as put() does; nullopt when
   // there is no such object or `change` returns false (nothing stored).
   std::optional<nlohmann::json> update(const std::string& resource, const std::string& name,

@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "base/text.h"
+#include "kubeapi/admission.h"
+
 namespace zerodrop::kubeapi {
 
 using nlohmann::json;
@@ -14,7 +17,8 @@ namespace {
 // kubectl's short age: "45s", "3m12s", "12m", "5h".
 std::string age(const std::string& created) {
   std::tm tm{};
-  if (::strptime(created.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm) == nullptr) {
+  // Seconds or finer ("…:05Z", "…:05.123456Z"): the fraction changes no printed age.
+  if (::strptime(created.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) == nullptr) {
     return "<unknown>";
   }
   auto then = std::chrono::system_clock::from_time_t(::timegm(&tm));
@@ -72,7 +76,58 @@ std::vector<json> columns_of(const std::string& kind) {
     return {column("Name", "string"), column("AddressType", "string"), column("Ports", "string"),
             column("Endpoints", "string"), column("Age", "string")};
   }
+  if (kind == "DaemonSet") {
+    return {column("Name", "string"),          column("Desired", "integer"),
+            column("Current", "integer"),      column("Ready", "integer"),
+            column("Up-to-date", "integer"),   column("Available", "integer"),
+            column("Node Selector", "string"), column("Age", "string")};
+  }
+  if (kind == "Lease") {
+    return {column("Name", "string"), column("Holder", "string"), column("Age", "string")};
+  }
+  if (kind == "Event") {  // the API server's own columns, Name last and only with -o wide
+    return {column("Last Seen", "string"), column("Type", "string"),
+            column("Reason", "string"),    column("Object", "string"),
+            column("Source", "string", 1), column("Message", "string"),
+            column("Count", "string", 1),  column("Name", "string", 1)};
+  }
   return {column("Name", "string"), column("Age", "string")};
+}
+
+// o[key] when it is a string, else `fallback` (clients write nulls and numbers too).
+std::string text(const json& o, const char* key, const std::string& fallback = "") {
+  return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>()
+                                                                 : fallback;
+}
+
+// When an Event was last seen: lastTimestamp, else its series' or eventTime (events.k8s.io
+// writers), else its creation.
+std::string last_seen(const json& e, const json& series) {
+  for (const json& t : {e.value("lastTimestamp", json()), series.value("lastObservedTime", json()),
+                        e.value("eventTime", json())}) {
+    if (t.is_string() && !t.get<std::string>().empty()) {
+      return t.get<std::string>();
+    }
+  }
+  return e["metadata"].value("creationTimestamp", "");
+}
+
+json event_cells(const json& served) {
+  json e = served.value("apiVersion", "") == "v1" ? served : event_to_core(served);
+  const json& involved = e.value("involvedObject", json::object());
+  std::string object = ascii_lower(text(involved, "kind")) + "/" + text(involved, "name");
+  const json& source = e.value("source", json::object());
+  std::string from = text(source, "component", text(e, "reportingComponent"));
+  if (!text(source, "host").empty()) {
+    from += ", " + text(source, "host");
+  }
+  json series = e.contains("series") && e["series"].is_object() ? e["series"] : json::object();
+  json count = e.value("count", series.value("count", json(1)));
+  return {age(last_seen(e, series)), text(e, "type"),
+          text(e, "reason"), object,
+          from,              text(e, "message"),
+          count.is_number_integer() ? std::to_string(count.get<int64_t>()) : "1",
+          text(e["metadata"], "name")};
 }
 
 json cells_of(const std::string& kind, const json& o) {
@@ -103,6 +158,28 @@ json cells_of(const std::string& kind, const json& o) {
     }
     return {name, o.value("addressType", ""), ports, addresses.empty() ? "<unset>" : addresses,
             created};
+  }
+  if (kind == "DaemonSet") {
+    json s = o.value("status", json::object());
+    std::string selector;
+    json wanted = o["spec"]["template"]["spec"].value("nodeSelector", json::object());
+    for (const auto& [key, value] : wanted.items()) {
+      selector += (selector.empty() ? "" : ",") + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+    }
+    return {name,
+            s.value("desiredNumberScheduled", 0),
+            s.value("currentNumberScheduled", 0),
+            s.value("numberReady", 0),
+            s.value("updatedNumberScheduled", 0),
+            s.value("numberAvailable", 0),
+            selector.empty() ? "<none>" : selector,
+            created};
+  }
+  if (kind == "Lease") {
+    return {name, text(o.value("spec", json::object()), "holderIdentity", "<none>"), created};
+  }
+  if (kind == "Event") {
+    return event_cells(o);
   }
   return {name, created};
 }

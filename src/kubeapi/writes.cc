@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "kubeapi/admission.h"
 #include "kubeapi/api.h"
+#include "kubeapi/daemons.h"
 #include "kubeapi/jobs.h"
 
 namespace zerodrop::kubeapi {
@@ -61,7 +63,36 @@ void strategic_merge(json& target, const json& patch) {
   }
 }
 
+// What no client write changes: the object's name, namespace, uid and creation time.
+void keep_identity(json& object, const json& metadata) {
+  for (const char* key : {"name", "namespace", "uid", "creationTimestamp"}) {
+    if (metadata.contains(key)) {
+      object["metadata"][key] = metadata[key];
+    } else {
+      object["metadata"].erase(key);
+    }
+  }
+}
+
+// What the API server keeps of an update of a DaemonSet: the spec checked as at its creation,
+// metadata.generation counted up when the spec changed, the status the controller wrote.
+void admit_update(const ResourceType& type, json& object, const json& before) {
+  if (type.name != "daemonsets") {
+    return;
+  }
+  object = admit_daemon_set(object);
+  int64_t generation = before["metadata"].value("generation", int64_t{1});
+  object["metadata"]["generation"] =
+      generation + (object["spec"] != before.value("spec", json()) ? 1 : 0);
+  object["status"] = before.value("status", json::object());
+}
+
 }  // namespace
+
+std::string not_found(const ResourceType& type, const std::string& name) {
+  return fmt::format("{}{} \"{}\" not found", type.name.substr(0, type.name.find('/')),
+                     type.group.empty() ? "" : "." + type.group, name);
+}
 
 json apply_patch(const json& object, const std::string& content_type, const std::string& body) {
   std::string type = content_type.substr(0, content_type.find(';'));
@@ -100,20 +131,37 @@ json Api::scale_of(const json& d) const {
 
 HttpResponse Api::patch(const Route& route, const HttpRequest& request) {
   const ResourceType& t = *route.type;
-  if (t.group == "apps") {
+  if (t.store_key == "apps/deployments") {
     return patch_deployment(route, request);
   }
+  bool stale = false;
   std::optional<json> updated = store_.update(t.store_key, route.name, [&](json& object) {
     json metadata = object["metadata"];
-    object = apply_patch(object, request.content_type, request.body);
-    object["metadata"]["name"] = metadata["name"];
-    object["metadata"]["uid"] = metadata["uid"];
+    json patched = apply_patch(served_form(t, object), request.content_type, request.body);
+    check_body(patched, t);
+    if (!fresh(patched, object)) {
+      stale = true;
+      return false;
+    }
+    json before = object;
+    object = t.group == "events.k8s.io" ? event_to_core(patched) : patched;
+    keep_identity(object, metadata);
+    admit_update(t, object, before);
     return true;
   });
-  if (!updated) {
-    return status_response(404, "NotFound", fmt::format("{} \"{}\" not found", t.name, route.name));
+  return written(route, stale, updated);
+}
+
+// The answer to a PATCH or PUT: the object as served, 409 when it was stale, else 404.
+HttpResponse Api::written(const Route& route, bool stale, const std::optional<json>& updated) {
+  const ResourceType& t = *route.type;
+  if (stale) {
+    return status_response(409, "Conflict", conflict_message(t, route.name));
   }
-  return ok(*updated);
+  if (!updated) {
+    return status_response(404, "NotFound", not_found(t, route.name));
+  }
+  return ok(served_form(t, *updated));
 }
 
 HttpResponse Api::patch_deployment(const Route& route, const HttpRequest& request) {
@@ -162,7 +210,7 @@ HttpResponse Api::remove(const Route& route, const HttpRequest& request) {
   const ResourceType& t = *route.type;
   std::optional<json> object = store_.get(t.store_key, route.name);
   if (!object) {
-    return status_response(404, "NotFound", fmt::format("{} \"{}\" not found", t.name, route.name));
+    return status_response(404, "NotFound", not_found(t, route.name));
   }
   if (t.name == "jobs") {
     return remove_job(route, request, std::move(*object));
@@ -217,31 +265,47 @@ HttpResponse Api::remove_job(const Route& route, const HttpRequest& request, jso
 HttpResponse Api::create(const Route& route, const HttpRequest& request) {
   const ResourceType& t = *route.type;
   json object = parse_body(request.body);
-  if (!object.is_object() || !object["metadata"].is_object()
-      || !object["metadata"]["name"].is_string() || object["metadata"]["name"] == "") {
-    throw Error(fmt::format("{}: metadata.name is required", t.kind));
+  check_body(object, t);
+  if (t.group == "events.k8s.io") {
+    object = event_to_core(object);
   }
-  std::string name = object["metadata"]["name"].get<std::string>();
-  if (store_.get(t.store_key, name)) {
-    return status_response(409, "AlreadyExists",
-                           fmt::format("{} \"{}\" already exists", t.name, name));
+  json& meta = object["metadata"];
+  std::string ns = route.ns.empty() ? meta.value("namespace", info_.ns) : route.ns;
+  if (t.namespaced && meta.contains("namespace") && meta["namespace"] != ns) {
+    throw Error(
+        "the namespace of the provided object does not match the namespace sent on the request");
   }
-  json meta = metadata(info_, t.kind, name, record::Micros(0));
+  std::string name = admitted_name(meta, t.kind);
+  meta["name"] = name;
+  meta["uid"] = random_uid();
   meta["creationTimestamp"] = rfc3339(std::chrono::system_clock::now());
-  meta["namespace"] = route.ns.empty() ? info_.ns : route.ns;
-  object["metadata"].update(meta);
-  object["apiVersion"] = t.api_version();
+  if (t.namespaced) {
+    meta["namespace"] = ns;
+  } else {
+    meta.erase("namespace");
+  }
+  meta.erase("resourceVersion");
+  object["apiVersion"] = t.group == "events.k8s.io" ? "v1" : t.api_version();
   object["kind"] = t.kind;
   if (t.name == "jobs") {
     // The lab's job runner makes the pods, as the job controller would.
-    json stored =
-        store_.put(t.store_key, admit_job(object, info_, std::chrono::system_clock::now()));
-    if (hooks_.create_job) {
-      hooks_.create_job(name);
-    }
-    return ok(stored, 201);
+    object = admit_job(object, info_, std::chrono::system_clock::now());
+  } else if (t.name == "daemonsets") {
+    object = admit_daemon_set(object);  // the lab's daemon runner makes the pods
+  } else if (t.name == "namespaces") {
+    object["spec"] = {{"finalizers", {"kubernetes"}}};
+    object["status"] = {{"phase", "Active"}};
   }
-  return ok(store_.put(t.store_key, object), 201);
+  std::optional<json> stored = store_.create(t.store_key, object);
+  if (!stored) {
+    return status_response(409, "AlreadyExists",
+                           fmt::format("{}{} \"{}\" already exists", t.name,
+                                       t.group.empty() ? "" : "." + t.group, name));
+  }
+  if (t.name == "jobs" && hooks_.create_job) {
+    hooks_.create_job(name);
+  }
+  return ok(served_form(t, *stored), 201);
 }
 
 HttpResponse Api::replace(const Route& route, const HttpRequest& request) {
@@ -251,19 +315,26 @@ HttpResponse Api::replace(const Route& route, const HttpRequest& request) {
                            fmt::format("the lab does not update {}; patch it", t.name));
   }
   json body = parse_body(request.body);
+  check_body(body, t);
+  if (body["metadata"].value("name", route.name) != route.name) {
+    throw Error(fmt::format("the name of the object ({}) does not match the name on the URL ({})",
+                            body["metadata"].value("name", ""), route.name));
+  }
+  bool stale = false;
   std::optional<json> updated = store_.update(t.store_key, route.name, [&](json& object) {
-    json metadata = object["metadata"];
-    object = body;
-    object["metadata"]["uid"] = metadata["uid"];
-    object["metadata"]["name"] = metadata["name"];
-    object["metadata"]["namespace"] = metadata["namespace"];
-    object["metadata"]["creationTimestamp"] = metadata["creationTimestamp"];
+    if (!fresh(body, object)) {
+      stale = true;
+      return false;
+    }
+    json before = object;
+    object = t.group == "events.k8s.io" ? event_to_core(body) : body;
+    object["apiVersion"] = t.group == "events.k8s.io" ? "v1" : t.api_version();
+    object["kind"] = t.kind;
+    keep_identity(object, before["metadata"]);
+    admit_update(t, object, before);
     return true;
   });
-  if (!updated) {
-    return status_response(404, "NotFound", fmt::format("{} \"{}\" not found", t.name, route.name));
-  }
-  return ok(*updated);
+  return written(route, stale, updated);
 }
 
 HttpResponse Api::review(const HttpRequest& request) const {

@@ -1,5 +1,7 @@
 #include "kubeapi/jobs.h"
 
+#include <map>
+
 #include <gtest/gtest.h>
 
 namespace zerodrop::kubeapi {
@@ -84,6 +86,26 @@ TEST(JobPodEnv, ServiceLinksNameTheNodesRouterAndDownwardApiFieldsResolve) {
   EXPECT_EQ(container_argv(container, env),
             (std::vector<std::string>{"/zerodrop", "--index", "1", "$(KEPT)", "$(UNSET)"}));
   EXPECT_THROW(container_argv(json::object(), env), std::exception);
+  EXPECT_THROW(container_argv(json{{"command", {"/zerodrop", 7}}}, env), std::exception);
+}
+
+TEST(JobPodEnv, OnlyTheServicesOfThePodsNamespaceWithAnAddressAreLinked) {
+  json grpc = json::parse(R"({"metadata": {"name": "grpc", "annotations":
+      {"zerodrop.dev/node-routers": "node-1=127.0.0.1:1001,node-2=127.0.0.1:1002"}},
+    "spec": {"clusterIP": "127.0.0.1", "ports": [{"name": "grpc", "port": 1001},
+                                                 {"name": "metrics", "port": 9090}]}})");
+  json elsewhere = json::parse(R"({"metadata": {"name": "far", "namespace": "other"},
+    "spec": {"clusterIP": "10.0.0.9", "ports": [{"port": 80}]}})");
+  json headless = json::parse(R"({"metadata": {"name": "bare"}})");
+  json pod = json::parse(R"({"metadata": {"name": "agent-x"},
+    "spec": {"nodeName": "node-2", "containers": [{"env": [{"name": "N", "value": 3}]}]}})");
+  auto env = job_pod_env(pod, {grpc, elsewhere, headless}, three_nodes()[1]);
+  std::map<std::string, std::string> vars(env.begin(), env.end());
+  EXPECT_EQ(vars["GRPC_SERVICE_PORT_GRPC"], "1002");  // the node's router
+  EXPECT_EQ(vars["GRPC_SERVICE_PORT_METRICS"], "9090");
+  EXPECT_EQ(vars.count("FAR_SERVICE_HOST"), 0u);
+  EXPECT_EQ(vars.count("BARE_SERVICE_HOST"), 0u);
+  EXPECT_EQ(vars.count("N"), 0u);  // not a string: the API server would have refused it
 }
 
 TEST(JobStatus, IndexedCompletionCountsDistinctIndexes) {
