@@ -43,6 +43,7 @@ struct Flags {
   std::string bucket = "1s", pod_capacity = "0", stale_check = "detects";
   std::string connection_rate = "10", connection_max_age = "60s", idle_timeout = "90s";
   std::string client_retries = "0", method = "GET", linger = "3s", readiness_period;
+  std::string protocol = "http1", goaway = "graceful", grpc_backoff = "1s", proxy_sync_loss = "0";
   bool no_keepalive = false;
 };
 
@@ -126,6 +127,10 @@ void apply_traffic_flags(const Flags& f, sim::Options& o) {
   o.connection_max_age = seconds(f.connection_max_age, "--connection-max-age");
   o.idle_timeout = seconds(f.idle_timeout, "--idle-timeout");
   o.client_retries = static_cast<int>(parse_integer(f.client_retries, "--client-retries", 0, 10));
+  o.protocol = sim::protocol_from_string(f.protocol, "--protocol");
+  o.goaway = sim::goaway_from_string(f.goaway, "--goaway");
+  o.grpc_backoff = seconds(f.grpc_backoff, "--grpc-backoff");
+  o.proxy_sync_loss = parse_number(f.proxy_sync_loss, "--proxy-sync-loss");
   o.idempotent = http::idempotent(boost::beast::http::string_to_verb(f.method));
   o.seed = static_cast<uint64_t>(parse_integer(f.seed, "--seed", 0, INT64_MAX));
   o.duration = seconds(f.duration, "--duration");
@@ -209,6 +214,19 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--client-retries", f.client_retries, "Client retries of a refused connection")
       ->capture_default_str();
   app.add_option("--method", f.method, "HTTP method: an ingress retries idempotent ones")
+      ->capture_default_str();
+  app.add_option("--protocol", f.protocol,
+                 "Clients speak http1, h2 or grpc (multiplexed connections pinned until GOAWAY)")
+      ->capture_default_str();
+  app.add_option("--goaway", f.goaway,
+                 "h2/grpc apps that drain: graceful (double GOAWAY, streams finish) or abrupt "
+                 "(streams cancelled)")
+      ->capture_default_str();
+  app.add_option("--grpc-backoff", f.grpc_backoff,
+                 "gRPC: wait after a failed connect, its RPCs failing meanwhile")
+      ->capture_default_str();
+  app.add_option("--proxy-sync-loss", f.proxy_sync_loss,
+                 "kube-proxy: probability that a connect in flight during a sync is lost")
       ->capture_default_str();
   app.add_option("--pod-capacity", f.pod_capacity, "Requests/s one pod serves (0 = unlimited)")
       ->capture_default_str();

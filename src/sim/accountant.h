@@ -23,6 +23,7 @@ private:
   void cut_in_flight(size_t index, double stop, int n);
   void new_pod(size_t index);
   void no_endpoints();
+  void sync_losses();
   void prepare_orders();
   void reconnects();
   void reconnect_piece(double from, double to, int n, int bad, double& unpinned, double& credit);
@@ -51,6 +52,12 @@ private:
   double end_;
   bool l4_;
   bool direct_;  // every change lands on its own (the lab's model, a cloud LB)
+  bool h2_;      // HTTP/2 or gRPC clients through kube-proxy: connections pinned until GOAWAY
+  bool grpc_;    // ... reconnecting with gRPC's backoff
+  bool exits_without_drain() const;
+  bool sends_goaway() const;
+  record::Outcome cut_outcome() const;
+  record::Outcome refused_outcome() const;
 
   struct Step {
     double t;
@@ -63,6 +70,7 @@ private:
   double new_fraction_ = 1;  // requests that open a new connection (L4 keep-alive)
   double hazard_ = 0;        // per-connection rate of closing (max age, idle timeout)
   std::vector<double> applied_;
+  std::vector<std::pair<double, double>> syncs_;  // this router's proxy syncs (start, end)
   std::vector<double> inverse_view_;  // [w]: the integral of 1/view(t) from applied_[0] to it
   std::vector<double> refuse_starts_, refuse_ends_;  // sorted: refusing(t) = starts - ends <= t
 

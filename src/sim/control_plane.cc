@@ -243,8 +243,9 @@ void Rollout::terminate(size_t index) {
       p.refuse_from = p.drain_start = p.term + o_.linger;
       break;
   }
-  // naive and linger exit without draining.
-  bool drains = o_.app == App::close_listener || o_.app == App::graceful;
+  // naive and linger exit without draining; an HTTP/2 app's abrupt GOAWAY cancels its streams.
+  bool abrupt = o_.protocol != Protocol::http1 && o_.goaway == Goaway::abrupt;
+  bool drains = (o_.app == App::close_listener || o_.app == App::graceful) && !abrupt;
   double done = drains ? p.drain_start + drain : p.drain_start;
   p.refuse_from = std::min(p.refuse_from, kill);
   p.drain_start = std::min(p.drain_start, kill);

@@ -82,7 +82,8 @@ void Routers::receive(Random& random, std::vector<double>& received) const {
 // every sync applies all changes received before it starts; iptables writes KUBE-SERVICES in full
 // each sync and every rule at least every syncPeriod; nftables is incremental (KEP-3453, KEP-3866).
 void Routers::kube_proxy(Random& random, const std::vector<double>& received,
-                         std::vector<double>& applied, uint64_t& events) const {
+                         std::vector<double>& applied, uint64_t& events,
+                         std::vector<std::pair<double, double>>* syncs) const {
   const KubeProxyModel& kp = o_.profile.proxy;
   bool nft = o_.dataplane == Dataplane::nftables;
   double slowness = random.lognormal(0, kp.node_sigma);
@@ -105,6 +106,9 @@ void Routers::kube_proxy(Random& random, const std::vector<double>& received,
                       : kp.sync_base + kp.sync_per_service * services_
                             + kp.sync_per_endpoint * (full ? cluster_endpoints_ : changed);
     free = start + slowness * cost;
+    if (syncs) {
+      syncs->emplace_back(start, free);
+    }
     last_full = full ? start : last_full;
     std::fill(applied.begin() + static_cast<long>(first), applied.begin() + static_cast<long>(w),
               free);
@@ -137,7 +141,8 @@ void Routers::ingress(Random& random, const std::vector<double>& received,
   }
 }
 
-void Routers::apply_times(int router, std::vector<double>& applied, uint64_t& events) const {
+void Routers::apply_times(int router, std::vector<double>& applied, uint64_t& events,
+                          std::vector<std::pair<double, double>>* syncs) const {
   Random random(seed_ ^ (0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(router + 1)));
   size_t n = control_.writes.size();
   applied.assign(n, kNever);
@@ -166,7 +171,7 @@ void Routers::apply_times(int router, std::vector<double>& applied, uint64_t& ev
   if (o_.dataplane == Dataplane::ingress_nginx) {
     ingress(random, received, applied, events);
   } else {
-    kube_proxy(random, received, applied, events);
+    kube_proxy(random, received, applied, events, syncs);
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/control_plane.h"
@@ -26,7 +27,9 @@ public:
   // propagation distribution, the lab's model), except for a cloud LB, where each change lands
   // on its own (see in_order()). Adds the discrete events processed (watch deliveries, syncs,
   // polls) to `events`.
-  void apply_times(int router, std::vector<double>& applied, uint64_t& events) const;
+  // With `syncs`, also each kube-proxy sync's run on that router, (start, end).
+  void apply_times(int router, std::vector<double>& applied, uint64_t& events,
+                   std::vector<std::pair<double, double>>* syncs = nullptr) const;
   // When a cloud LB node stops routing to a target that refuses from `refuse_from`, by health
   // checks (kNever for other dataplanes).
   double unhealthy_at(int router, double refuse_from) const;
@@ -34,7 +37,7 @@ public:
 private:
   void receive(Random& random, std::vector<double>& received) const;
   void kube_proxy(Random& random, const std::vector<double>& received, std::vector<double>& applied,
-                  uint64_t& events) const;
+                  uint64_t& events, std::vector<std::pair<double, double>>* syncs) const;
   void ingress(Random& random, const std::vector<double>& received, std::vector<double>& applied,
                uint64_t& events) const;
 

@@ -29,6 +29,22 @@ enum class Readiness { probed, lies };
 
 enum class Keepalive { on, off };
 
+// What the clients speak. HTTP/2 and gRPC clients multiplex on long-lived connections that
+// kube-proxy pins to one pod: nothing moves them but the server's GOAWAY or their close, and
+// then every client of that pod reconnects at once (docs/sim.md, "HTTP/2 and gRPC").
+enum class Protocol { http1, h2, grpc };
+inline constexpr std::array<std::string_view, 3> kProtocolNames = {"http1", "h2", "grpc"};
+std::string_view to_string(Protocol protocol);
+Protocol protocol_from_string(std::string_view text, std::string_view what);  // throws Error
+
+// How an HTTP/2 app that drains (close-listener, graceful) sends its GOAWAY when it stops:
+// `graceful` is RFC 9113's double GOAWAY, its streams in flight finish (grpc Server::Shutdown
+// with a deadline that is not reached, Go's Server.Shutdown); `abrupt` cancels them with the
+// GOAWAY (Shutdown(now), Python's stop(None): "Cancelling all calls").
+enum class Goaway { graceful, abrupt };
+inline constexpr std::array<std::string_view, 2> kGoawayNames = {"graceful", "abrupt"};
+Goaway goaway_from_string(std::string_view text, std::string_view what);  // throws Error
+
 // Whether a client notices that the server closed an idle keep-alive connection before reusing
 // it (Go's transport does) or only when a request on it fails (a simple pool).
 enum class StaleCheck { detects, none };
@@ -63,7 +79,17 @@ struct Options {
   StaleCheck stale_check = StaleCheck::detects;
   double stale_window = 0.001;  // a request written this close to the server's close fails
   int client_retries = 0;       // retries of a refused connection by the client
-  bool idempotent = true;       // GET: an ingress retries it on upstream errors
+  Protocol protocol = Protocol::http1;
+  Goaway goaway = Goaway::graceful;
+  // gRPC: a channel whose connect failed waits this long before the next attempt, failing its
+  // RPCs meanwhile (gRPC's connection-backoff.md: INITIAL_BACKOFF 1 s; its growth by 1.6 per
+  // failure is not modelled).
+  double grpc_backoff = 1.0;
+  // kube-proxy dataplanes: the probability that a connect opened while a node's proxy rewrites its
+  // rules (one sync, for as long as it runs) is lost and times out (docs/lab.md, "A connect lost
+  // in the kernel"). 0 until measured: the dataplane work (issue 35) gives its figure.
+  double proxy_sync_loss = 0;
+  bool idempotent = true;  // GET: an ingress retries it on upstream errors
   // Run.
   uint64_t seed = 1;
   double lead = 5;            // traffic before the rollout starts

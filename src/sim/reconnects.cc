@@ -66,9 +66,10 @@ void Accountant::prepare_orders() {
     by_refuse_.push_back(i);
     by_stop_write_.push_back(i);
     if (keepalive) {
-      broken_at_[i] = o_.app == App::close_listener ? p.idle_closed
-                      : exits_at_once               ? p.exit
-                                                    : p.kill;
+      broken_at_[i] = sends_goaway()                  ? p.refuse_from  // GOAWAY: all at once
+                      : o_.app == App::close_listener ? p.idle_closed
+                      : exits_at_once                 ? p.exit
+                                                      : p.kill;
       if (p.deletion < end_ && broken_at_[i] < end_) {
         by_break_.push_back(i);
       }
@@ -190,24 +191,27 @@ void Accountant::reconnect_piece(double from, double to, int n, int bad, double&
     return;  // no endpoint at all: capacity-dip
   }
   double f = static_cast<double>(bad) / n;
-  double per_connection = (to - from) * std::max(o_.connection_rate, 1e-9);
-  double connections = unpinned * rate_r_ / std::max(o_.connection_rate, 1e-9);
+  double lc = std::max(o_.connection_rate, 1e-9);
+  // A client tries to connect at each request (HTTP/1.1, HTTP/2), or a gRPC channel once per
+  // backoff, failing every RPC of the backoff after a failed try.
+  double tries = (to - from) * (grpc_ ? 1 / o_.grpc_backoff : lc);
+  double cost = grpc_ ? lc * o_.grpc_backoff : 1;  // requests failed per failed try
+  double connections = unpinned * rate_r_ / lc;
   double failed = 0, repinned = 0;
   if (f >= 1) {
-    failed = connections * per_connection;
+    failed = connections * (to - from) * lc;  // every request fails
   } else if (bad == 0) {
     repinned = unpinned;  // the first pick is live
   } else {
-    // f^per_connection, as exp(per_connection * ln f) over a table of logarithms: pow() was a
-    // seventh of a 5,000-node run.
-    double stay =
-        std::exp(per_connection
-                 * (log_count_[static_cast<size_t>(bad)] - log_count_[static_cast<size_t>(n)]));
-    failed = connections * f * (1 - stay) / (1 - f);
+    // f^tries, as exp(tries * ln f) over a table of logarithms: pow() was a seventh of a
+    // 5,000-node run.
+    double stay = std::exp(
+        tries * (log_count_[static_cast<size_t>(bad)] - log_count_[static_cast<size_t>(n)]));
+    failed = connections * f * (1 - stay) / (1 - f) * cost;
     repinned = unpinned * (1 - stay);
   }
   out_.tally.add_window(from, to, failed / (to - from), Hole::deregistration_race,
-                        Outcome::connect_refused);
+                        refused_outcome());
   unpinned -= repinned;
   credit += n > bad ? repinned / (n - bad) : 0;
 }

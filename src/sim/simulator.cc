@@ -69,6 +69,10 @@ void describe(const Options& o, Result& result) {
   s["rate"] = fmt::format("{}", o.rate);
   s["app"] = std::string(to_string(o.app));
   s["keepalive"] = o.keepalive == Keepalive::on ? "on" : "off";
+  if (o.protocol != Protocol::http1) {
+    s["protocol"] = std::string(to_string(o.protocol));
+    s["goaway"] = std::string(kGoawayNames[static_cast<size_t>(o.goaway)]);
+  }
   s["seed"] = std::to_string(o.seed);
   s["propagation_p50_s"] = fmt::format("{:.3f}", result.propagation.p50);
   s["propagation_p90_s"] = fmt::format("{:.3f}", result.propagation.p90);
@@ -98,6 +102,24 @@ App app_from_string(std::string_view text, std::string_view what) {
       fmt::format("{}: unknown app '{}' (naive, close-listener, graceful, linger)", what, text));
 }
 
+std::string_view to_string(Protocol protocol) {
+  return kProtocolNames[static_cast<size_t>(protocol)];
+}
+
+Protocol protocol_from_string(std::string_view text, std::string_view what) {
+  if (auto protocol = enum_from_name<Protocol>(kProtocolNames, text)) {
+    return *protocol;
+  }
+  throw Error(fmt::format("{}: unknown protocol '{}' (http1, h2, grpc)", what, text));
+}
+
+Goaway goaway_from_string(std::string_view text, std::string_view what) {
+  if (auto goaway = enum_from_name<Goaway>(kGoawayNames, text)) {
+    return *goaway;
+  }
+  throw Error(fmt::format("{}: expected graceful or abrupt, got '{}'", what, text));
+}
+
 void validate(const Options& o) {
   auto need = [](bool ok, const char* message) {
     if (!ok) {
@@ -111,6 +133,11 @@ void validate(const Options& o) {
   need(o.bucket >= 0.001, "--bucket: expected at least 1ms");
   need(o.readiness_period >= 0.001, "--readiness-period: expected at least 1ms");
   need(o.duration <= 86'400, "--duration: at most 24h of virtual time");
+  need(o.protocol == Protocol::http1 || o.keepalive == Keepalive::on,
+       "--no-keepalive: HTTP/2 and gRPC clients keep their connections (--protocol http1)");
+  need(o.grpc_backoff > 0, "--grpc-backoff: expected a duration above 0");
+  need(o.proxy_sync_loss >= 0 && o.proxy_sync_loss <= 1,
+       "--proxy-sync-loss: expected a probability from 0 to 1");
   need(o.profile.proxy.min_sync_period > 0 || o.profile.proxy.sync_base > 0,
        "profile: kubeProxy.minSyncPeriod or kubeProxy.syncBase must be above 0");
   need(o.profile.control.max_endpoints_per_slice >= 1,

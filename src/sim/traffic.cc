@@ -27,16 +27,42 @@ Accountant::Accountant(const Options& options, const ControlPlane& control, cons
       end_(end),
       l4_(options.dataplane == Dataplane::iptables || options.dataplane == Dataplane::nftables),
       direct_(!routers.in_order()),
+      h2_(l4_ && options.protocol != Protocol::http1),
+      grpc_(l4_ && options.protocol == Protocol::grpc),
       out_{Tally(end, options.bucket), LatencyHistogram(), {}, {}, 0} {
   rate_r_ = o_.rate / routers.count();
   double lc = std::max(o_.connection_rate, 1e-9);
+  // A multiplexed HTTP/2 connection is never idle: only its maximum age closes it.
   hazard_ = (o_.connection_max_age > 0 ? 1 / o_.connection_max_age : 0)
-            + lc * std::exp(-lc * o_.idle_timeout);
+            + (h2_ ? 0 : lc * std::exp(-lc * o_.idle_timeout));
   if (l4_ && o_.keepalive == Keepalive::on) {
     new_fraction_ = std::min(1.0, hazard_ / lc);
   }
   out_.per_pod.assign(control.pods.size(), {});
   prepare_orders();
+}
+
+// naive and linger exit without draining; an HTTP/2 app's abrupt GOAWAY cancels its streams.
+bool Accountant::exits_without_drain() const {
+  return o_.app == App::naive || o_.app == App::linger || (h2_ && o_.goaway == Goaway::abrupt);
+}
+
+// An HTTP/2 app that drains sends GOAWAY when it stops accepting; naive and linger just close.
+bool Accountant::sends_goaway() const {
+  return h2_ && (o_.app == App::close_listener || o_.app == App::graceful);
+}
+
+Outcome Accountant::cut_outcome() const {
+  if (!l4_) {
+    return Outcome::http_502;
+  }
+  return grpc_ ? Outcome::grpc_unavailable
+         : h2_ ? Outcome::stream_reset
+               : Outcome::reset_before_response;
+}
+
+Outcome Accountant::refused_outcome() const {
+  return !l4_ ? Outcome::http_502 : grpc_ ? Outcome::grpc_unavailable : Outcome::connect_refused;
 }
 
 // When each router applies each change on its own (the lab's model), its view is rebuilt from
@@ -153,7 +179,7 @@ double Accountant::pinned(const PodTimeline& p, double stop, int n, double t) co
   if (t > stop) {
     share *= std::exp(-hazard_ * (t - stop));
   }
-  if (o_.app == App::graceful && t > p.term) {
+  if (o_.app == App::graceful && !h2_ && t > p.term) {  // HTTP/1.1's Connection: close
     share *= std::exp(-o_.connection_rate * (t - p.term));
   }
   return share;
@@ -203,8 +229,7 @@ void Accountant::add_point(size_t pod, double t, double mean, Hole hole, Outcome
 void Accountant::cut_in_flight(size_t index, double stop, int n) {
   const PodTimeline& p = control_.pods[index];
   bool killed = p.kill != kNever;
-  bool exits_at_once = o_.app == App::naive || o_.app == App::linger;
-  double cut = killed ? p.kill : (exits_at_once ? p.exit : kNever);
+  double cut = killed ? p.kill : (exits_without_drain() ? p.exit : kNever);
   bool retried = !l4_ && o_.idempotent && o_.dataplane == Dataplane::ingress_nginx
                  && o_.profile.ingress.tries > 1;
   if (cut == kNever || retried) {
@@ -217,14 +242,14 @@ void Accountant::cut_in_flight(size_t index, double stop, int n) {
   double kept_rate = rate_r_ * pinned(p, stop, n, p.drain_start);
   double mean =
       std::max(rate_r_ / n * d.excess(cut - until), kept_rate * d.excess(cut - p.drain_start));
-  Outcome outcome = l4_ ? Outcome::reset_before_response : Outcome::http_502;
+  Outcome outcome = cut_outcome();
   if (killed) {
     add_point(index, cut, mean, Hole::grace_overrun, outcome);
     return;
   }
   double stale = 0;
   double pinned_from = std::max(stop, p.term);
-  if (l4_ && o_.keepalive == Keepalive::on && pinned_from < p.drain_start) {
+  if (l4_ && !h2_ && o_.keepalive == Keepalive::on && pinned_from < p.drain_start) {
     stale = kept_rate * (d.excess(cut - p.drain_start) - d.excess(cut - pinned_from));
     stale = std::clamp(stale, 0.0, mean);
   }
@@ -239,7 +264,7 @@ void Accountant::old_pod(int r, size_t index) {
     out_.propagation.add(from_seconds(applied_[static_cast<size_t>(p.term_write)] - p.deletion));
   }
   int n = std::max(1, view(p.refuse_from));
-  Outcome refused = l4_ ? Outcome::connect_refused : Outcome::http_502;
+  Outcome refused = refused_outcome();
   // New connections the router still sends after the pod stopped accepting.
   if (stop > p.refuse_from) {
     int bad = l4_ ? 1 : std::max(1, refusing(p.refuse_from));
@@ -259,9 +284,12 @@ void Accountant::old_pod(int r, size_t index) {
   }
   double share = pinned(p, stop, n, broken);
   double connections = rate_r_ * share / std::max(o_.connection_rate, 1e-9);
-  double stale =
-      o_.stale_check == StaleCheck::none ? connections : rate_r_ * share * o_.stale_window;
-  add_point(index, broken, stale, Hole::keepalive_stale, Outcome::closed_before_response);
+  // After a GOAWAY the client opens no stream on the connection: nothing is sent into the close.
+  double stale = sends_goaway()                       ? 0
+                 : o_.stale_check == StaleCheck::none ? connections
+                                                      : rate_r_ * share * o_.stale_window;
+  add_point(index, broken, stale, Hole::keepalive_stale,
+            h2_ ? cut_outcome() : Outcome::closed_before_response);
   // Their clients reconnect through a router that may pick a refusing pod again (reconnects()).
   double live_until = std::min({p.refuse_from, stop, broken});
   breaks_[index] = {broken, live_until, share * std::max(1, control_.initial_ready)};
@@ -285,6 +313,17 @@ void Accountant::new_pod(size_t index) {
     density = density * new_fraction_ + repinned / (p.serving_from - from);
   }
   add_window(index, from, p.serving_from, density, Hole::readiness_lies, Outcome::http_503);
+}
+
+// Connects opened while the router's proxy rewrites its rules, lost with --proxy-sync-loss each
+// and timing out: the router's failure, which no hole of the app explains (as the diagnosis
+// reads an untranslated connect). Only the syncs this rollout causes: other Services' churn
+// makes more on a real node.
+void Accountant::sync_losses() {
+  double connects = rate_r_ * new_fraction_ * o_.proxy_sync_loss;  // per second of sync
+  for (const auto& [start, end] : syncs_) {
+    out_.tally.add_window(start, end, connects, Hole::unexplained, Outcome::connect_timeout);
+  }
 }
 
 // Stretches in which the router has no usable endpoint at all: everything fails.
@@ -330,7 +369,12 @@ void Accountant::sample_events(int r) {
 }
 
 void Accountant::router(int r) {
-  routers_.apply_times(r, applied_, out_.events);
+  syncs_.clear();
+  bool losses = l4_ && o_.proxy_sync_loss > 0;
+  routers_.apply_times(r, applied_, out_.events, losses ? &syncs_ : nullptr);
+  if (losses) {
+    sync_losses();
+  }
   if (direct_) {
     build_steps();
   } else {
