@@ -97,6 +97,14 @@ void RunFolder::write_sweep_json(std::string_view text) const {
   close_checked(out, file);
 }
 
+void RunFolder::write_sweep_svg(std::string_view text) const {
+  create();
+  std::string file = sweep_svg();
+  std::ofstream out = open_for_writing(file);
+  out << text;
+  close_checked(out, file);
+}
+
 RunRecord RunFolder::read() const {
   namespace fs = std::filesystem;
   if (!fs::is_directory(dir_)) {

@@ -37,6 +37,8 @@ public:
 
   std::string sweep_json() const { return path("sweep.json"); }
 
+  std::string sweep_svg() const { return path("sweep.svg"); }
+
   std::string pods() const { return path("pods"); }
 
   std::string pod_log(std::string_view pod) const;
@@ -51,6 +53,8 @@ public:
   // Writes sweep.json (`sim --sweep`'s table, already JSON text), creating the folder.
   // Throws Error naming the file it cannot write.
   void write_sweep_json(std::string_view text) const;
+  // Writes sweep.svg (`sim --sweep`'s plot), creating the folder. Throws Error as above.
+  void write_sweep_svg(std::string_view text) const;
 
   // Reads the folder back: events.ndjson, requests.ndjson (either may be absent, not both),
   // buckets.ndjson and run.json (optional; without it the record is a lab run). Throws Error

@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "base/exit_code.h"
 #include "sim/simulator.h"
+#include "sim/sweep_plot.h"
 
 namespace zerodrop::sim {
 namespace {
@@ -130,10 +131,6 @@ int run_single(const Invocation& inv, std::ostream& out) {
   return to_int(ok ? ExitCode::ok : ExitCode::failed);
 }
 
-std::string value_text(SweepParameter p, double v) {
-  return p == SweepParameter::max_unavailable ? fmt::format("{:g}", v) : fmt::format("{:g}s", v);
-}
-
 int run_sweep_table(const Invocation& inv, std::ostream& out) {
   Budget budget = inv.budget.value_or(Budget{});
   SweepResult result = run_sweep(inv.options, *inv.sweep, budget, inv.runs);
@@ -151,7 +148,7 @@ int run_sweep_table(const Invocation& inv, std::ostream& out) {
   json rows = json::array();
   for (const SweepRow& row : result.rows) {
     out << fmt::format("{:>16}  {:>12.1f}  {:>10}  {:>10}  {:>11.0f}%  {}\n",
-                       value_text(inv.sweep->parameter, row.value), row.mean_failures,
+                       sweep_value_text(inv.sweep->parameter, row.value), row.mean_failures,
                        row.quantile_failures, row.max_failures, row.within_budget * 100,
                        row.meets ? "yes" : "no");
     rows.push_back({{"value", row.value},
@@ -162,14 +159,18 @@ int run_sweep_table(const Invocation& inv, std::ostream& out) {
   std::string name(to_string(inv.sweep->parameter));
   if (result.recommended) {
     out << fmt::format("\nrecommended {}: {} (the smallest value meeting the budget)\n", name,
-                       value_text(inv.sweep->parameter, *result.recommended));
+                       sweep_value_text(inv.sweep->parameter, *result.recommended));
   } else {
     out << fmt::format("\nno {} in the swept range meets the budget\n", name);
   }
+  out << '\n' << sweep_text_plot(result, inv.sweep->parameter, inv.runs);
   if (!inv.out_dir.empty()) {
     json j = {{"parameter", name}, {"runs", inv.runs}, {"rows", rows}};
     j["recommended"] = result.recommended ? json(*result.recommended) : json(nullptr);
-    record::RunFolder(inv.out_dir).write_sweep_json(j.dump(2));
+    record::RunFolder folder(inv.out_dir);
+    folder.write_sweep_json(j.dump(2));
+    folder.write_sweep_svg(sweep_svg(result, inv.sweep->parameter, inv.runs));
+    out << fmt::format("sweep folder: {} (sweep.json, sweep.svg)\n", inv.out_dir);
   }
   return to_int(result.recommended ? ExitCode::ok : ExitCode::failed);
 }

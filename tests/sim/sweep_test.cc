@@ -1,8 +1,13 @@
 #include "sim/sweep.h"
 
+#include <string>
+#include <tuple>
+
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "record/hole.h"
+#include "sim/sweep_plot.h"
 
 namespace zerodrop::sim {
 namespace {
@@ -48,6 +53,48 @@ TEST(Sweep, RecommendsTheSmallestPreStopAbovePropagation) {
   for (size_t i = 1; i < r.rows.size(); ++i) {
     EXPECT_LE(r.rows[i].mean_failures, r.rows[i - 1].mean_failures + 1e-9);
   }
+}
+
+// Two values: 40 and 10 failures per rollout over 2 runs (deregistration-race, then no-drain).
+SweepResult two_rows() {
+  SweepResult r;
+  for (auto [value, race, drain] : {std::tuple{0.0, 60u, 20u}, std::tuple{5.0, 0u, 20u}}) {
+    SweepRow row;
+    row.value = value;
+    row.failures_by_hole_total.assign(record::kHoleCount, 0);
+    row.failures_by_hole_total[static_cast<size_t>(record::Hole::deregistration_race)] = race;
+    row.failures_by_hole_total[static_cast<size_t>(record::Hole::no_drain)] = drain;
+    row.mean_failures = (race + drain) / 2.0;
+    r.rows.push_back(row);
+  }
+  r.recommended = 5;
+  return r;
+}
+
+TEST(SweepPlot, TextBarsScaleToTheLargestMeanAndMarkTheRecommendation) {
+  std::string plot = sweep_text_plot(two_rows(), SweepParameter::prestop, 2, 8);
+  EXPECT_NE(plot.find("        0s |########| 40.0\n"), std::string::npos) << plot;
+  EXPECT_NE(plot.find("        5s |##      | 10.0  <- recommended\n"), std::string::npos) << plot;
+}
+
+TEST(SweepPlot, SvgStacksEachValuesFailuresByHoleInTheReportsColours) {
+  std::string svg = sweep_svg(two_rows(), SweepParameter::prestop, 2);
+  EXPECT_EQ(svg.rfind("<svg ", 0), 0u);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  auto count = [&](std::string_view what) {
+    size_t n = 0;
+    for (size_t at = svg.find(what); at != std::string::npos; at = svg.find(what, at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  std::string race(record::info(record::Hole::deregistration_race).html_colour);
+  std::string drain(record::info(record::Hole::no_drain).html_colour);
+  // A bar segment per (value, hole) with failures, and one legend square per hole.
+  EXPECT_EQ(count("fill=\"" + race + "\""), 2u);
+  EXPECT_EQ(count("fill=\"" + drain + "\""), 3u);
+  EXPECT_EQ(count(">recommended<"), 1u);
+  EXPECT_NE(svg.find("deregistration-race: 30.0 per rollout"), std::string::npos);
 }
 
 }  // namespace
