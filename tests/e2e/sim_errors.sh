@@ -21,6 +21,10 @@ check "--propagation" --propagation 3s..1s
 check "--max-surge, --max-unavailable: maxSurge and maxUnavailable may not both be 0" --max-surge 0 --max-unavailable 0
 check "--app: unknown app 'sloppy'" --app sloppy
 check "cannot read profile" --profile "$WORK/missing.yaml"
+check "--protocol: unknown protocol 'spdy'" --protocol spdy
+check "--goaway: expected graceful or abrupt" --goaway rude
+check "--no-keepalive: HTTP/2 and gRPC clients keep their connections" --protocol grpc --no-keepalive
+check "--proxy-sync-loss: expected a probability" --proxy-sync-loss 2
 
 printf 'kubeProxy:\n  minSyncPerod: 1s\n' > "$WORK/p.yaml"
 check "line 2: kubeProxy.minSyncPerod: unknown key; did you mean 'kubeProxy.minSyncPeriod'" \

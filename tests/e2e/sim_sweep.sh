@@ -10,6 +10,12 @@ expect_grep '^ +prestop +mean fails' "$WORK/out"
 expect_grep '^ +0s +[1-9]' "$WORK/out"
 expect_grep '^recommended prestop: 3s' "$WORK/out"
 expect_grep '"recommended": 3' "$WORK/s/sweep.json"
+# The text plot below the table, and the SVG beside sweep.json.
+expect_grep '^ +0s \|#+ *\| [1-9]' "$WORK/out"
+expect_grep '^ +3s \|.*<- recommended$' "$WORK/out"
+expect_grep '^<svg ' "$WORK/s/sweep.svg"
+expect_grep '<title>deregistration-race: ' "$WORK/s/sweep.svg"
+expect_grep '>recommended</text>' "$WORK/s/sweep.svg"
 
 # Nothing in range meets the budget: exit 1 and say so.
 expect_exit 1 "$ZERODROP" sim --profile lab --replicas 3 --rate 100 --sweep prestop=0..1 \
