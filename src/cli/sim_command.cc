@@ -43,6 +43,7 @@ struct Flags {
   std::string bucket = "1s", pod_capacity = "0", stale_check = "detects";
   std::string connection_rate = "10", connection_max_age = "60s", idle_timeout = "90s";
   std::string client_retries = "0", method = "GET", linger = "3s", readiness_period;
+  std::string liveness, liveness_at_shutdown = "stops";
   std::string protocol = "http1", goaway = "graceful", grpc_backoff = "1s", proxy_sync_loss = "0";
   bool no_keepalive = false;
 };
@@ -59,6 +60,19 @@ double prestop_seconds(std::string text) {
     text = text.substr(6);
   }
   return seconds(text, "--prestop");
+}
+
+// --liveness PERIOD,FAILURES,TIMEOUT ("10s,3,1s"): the liveness probe's periodSeconds,
+// failureThreshold and timeoutSeconds.
+sim::LivenessProbe liveness_flag(const std::string& text) {
+  auto first = text.find(','), second = text.find(',', first == std::string::npos ? 0 : first + 1);
+  if (first == std::string::npos || second == std::string::npos) {
+    throw Error("--liveness: expected PERIOD,FAILURES,TIMEOUT (10s,3,1s), got '" + text + "'");
+  }
+  return {seconds(text.substr(0, first), "--liveness"),
+          static_cast<int>(
+              parse_integer(text.substr(first + 1, second - first - 1), "--liveness", 1, 1000)),
+          seconds(text.substr(second + 1), "--liveness")};
 }
 
 // Reads -f into `o`. A preStop whose delay the manifest does not tell is an error unless
@@ -101,6 +115,9 @@ void apply_workload_flags(const Flags& f, const CLI::App& app, sim::Options& o) 
   if (flag_given(app, "--readiness") || f.file.empty()) {
     o.readiness = f.readiness == "lies" ? sim::Readiness::lies : sim::Readiness::probed;
   }
+  if (!f.liveness.empty()) {
+    o.liveness = liveness_flag(f.liveness);
+  }
   if (!f.readiness_period.empty()) {
     o.readiness_period = seconds(f.readiness_period, "--readiness-period");
   }
@@ -128,6 +145,8 @@ void apply_traffic_flags(const Flags& f, sim::Options& o) {
   o.idle_timeout = seconds(f.idle_timeout, "--idle-timeout");
   o.client_retries = static_cast<int>(parse_integer(f.client_retries, "--client-retries", 0, 10));
   o.protocol = sim::protocol_from_string(f.protocol, "--protocol");
+  o.liveness_at_shutdown =
+      sim::liveness_at_shutdown_from_string(f.liveness_at_shutdown, "--liveness-at-shutdown");
   o.goaway = sim::goaway_from_string(f.goaway, "--goaway");
   o.grpc_backoff = seconds(f.grpc_backoff, "--grpc-backoff");
   o.proxy_sync_loss = parse_number(f.proxy_sync_loss, "--proxy-sync-loss");
@@ -214,6 +233,12 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--client-retries", f.client_retries, "Client retries of a refused connection")
       ->capture_default_str();
   app.add_option("--method", f.method, "HTTP method: an ingress retries idempotent ones")
+      ->capture_default_str();
+  app.add_option("--liveness", f.liveness,
+                 "Liveness probe PERIOD,FAILURES,TIMEOUT (10s,3,1s; default: -f's, else none)");
+  app.add_option("--liveness-at-shutdown", f.liveness_at_shutdown,
+                 "The kubelet stops liveness probing at deletion (stops) or keeps probing "
+                 "(probes: kubelets before 1.21, native sidecars)")
       ->capture_default_str();
   app.add_option("--protocol", f.protocol,
                  "Clients speak http1, h2 or grpc (multiplexed connections pinned until GOAWAY)")

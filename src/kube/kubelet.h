@@ -52,4 +52,12 @@ constexpr StopTimes stop_times(Duration grace, Duration prestop) {
   return t;
 }
 
+// The prober's liveness arithmetic (pkg/kubelet/prober/worker.go): from the first failed probe,
+// the container is killed at its failureThreshold-th consecutive failure, periodSeconds apart,
+// the last one failing when its timeoutSeconds run out.
+constexpr Duration liveness_kill_window(Duration period, int64_t failure_threshold,
+                                        Duration timeout) {
+  return period * (failure_threshold > 1 ? failure_threshold - 1 : 0) + timeout;
+}
+
 }  // namespace zerodrop::kube

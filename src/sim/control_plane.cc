@@ -49,6 +49,7 @@ private:
   void start_pod(size_t index);
   void terminate(size_t index);
   void exit_pod(size_t index, double time, bool killed);
+  double liveness_kill_at(const PodTimeline& p);
   void change(size_t index, EndpointState state);
   void mark_dirty(size_t index);
   void sync_slices();
@@ -250,7 +251,30 @@ void Rollout::terminate(size_t index) {
   p.refuse_from = std::min(p.refuse_from, kill);
   p.drain_start = std::min(p.drain_start, kill);
   bool killed = done > kill;
+  double live = liveness_kill_at(p);
+  if (live < std::min(done, kill)) {
+    p.liveness_kill = live;
+    note(live, EventKind::liveness_restart, index, "liveness probe failed during shutdown");
+    exit_pod(index, live, false);
+    return;
+  }
   exit_pod(index, killed ? kill : done, killed);
+}
+
+// When a liveness probe that keeps running through the shutdown kills the pod: it fails from the
+// moment the app stops answering (refuse_from), at the probe's next tick (a per-pod phase), and
+// the kill follows kube::liveness_kill_window later. kNever when the kubelet stops probing.
+double Rollout::liveness_kill_at(const PodTimeline& p) {
+  if (!o_.liveness || o_.liveness_at_shutdown != LivenessAtShutdown::probes
+      || p.refuse_from == kNever) {
+    return kNever;
+  }
+  const LivenessProbe& probe = *o_.liveness;
+  double phase = random_.uniform() * probe.period;
+  double first = phase + std::ceil((p.refuse_from - phase) / probe.period) * probe.period;
+  Duration window = kube::liveness_kill_window(from_seconds(probe.period), probe.failures,
+                                               from_seconds(probe.timeout));
+  return first + to_seconds(window);
 }
 
 void Rollout::exit_pod(size_t index, double time, bool killed) {
@@ -265,7 +289,7 @@ void Rollout::exit_pod(size_t index, double time, bool killed) {
     e.t = micros(time);
     e.kind = EventKind::pod_exited;
     e.pod = p.name;
-    if (killed) {
+    if (killed || p.liveness_kill == time) {
       e.signal = SIGKILL;
     } else if (o_.app == App::naive) {
       e.signal = SIGTERM;

@@ -24,9 +24,10 @@ struct PodTimeline {
   double term = kNever;
   double kill = kNever;  // SIGKILL sent (only when the process outlived the grace period)
   double exit = kNever;
-  double refuse_from = kNever;  // stops accepting new connections
-  double idle_closed = kNever;  // closes its idle keep-alive connections (close_listener)
-  double drain_start = kNever;  // from here in-flight requests only finish, none start
+  double refuse_from = kNever;    // stops accepting new connections
+  double idle_closed = kNever;    // closes its idle keep-alive connections (close_listener)
+  double liveness_kill = kNever;  // its failing liveness probe killed it mid-drain
+  double drain_start = kNever;    // from here in-flight requests only finish, none start
   int ready_write = -1;   // index of the slice write that made it ready (-1: ready from t = 0)
   int term_write = -1;    // the write that marked it terminating
   int remove_write = -1;  // the write that removed it

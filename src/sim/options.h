@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -36,6 +37,21 @@ enum class Protocol { http1, h2, grpc };
 inline constexpr std::array<std::string_view, 3> kProtocolNames = {"http1", "h2", "grpc"};
 std::string_view to_string(Protocol protocol);
 Protocol protocol_from_string(std::string_view text, std::string_view what);  // throws Error
+
+// Whether the kubelet keeps probing liveness while a pod shuts down: `stops` (since k/k #98571
+// and #107514: a pod with a deletionTimestamp reads as live and its liveness probing stops) or
+// `probes` (kubelets before them, k/k #52817 and #107473; a native sidecar's probes until k/k
+// #141766): a probe that fails once the app stops answering then kills it mid-drain.
+enum class LivenessAtShutdown { stops, probes };
+inline constexpr std::array<std::string_view, 2> kLivenessAtShutdownNames = {"stops", "probes"};
+LivenessAtShutdown liveness_at_shutdown_from_string(std::string_view text, std::string_view what);
+
+// The app container's liveness probe (-f's livenessProbe, or --liveness).
+struct LivenessProbe {
+  double period = 10;  // periodSeconds
+  int failures = 3;    // failureThreshold
+  double timeout = 1;  // timeoutSeconds
+};
 
 // How an HTTP/2 app that drains (close-listener, graceful) sends its GOAWAY when it stops:
 // `graceful` is RFC 9113's double GOAWAY, its streams in flight finish (grpc Server::Shutdown
@@ -71,6 +87,8 @@ struct Options {
   double readiness_period = 10;                  // readinessProbe.periodSeconds
   Distribution warmup = Distribution::fixed(0);  // process start -> able to serve
   double pod_capacity = 0;                       // requests/s one pod can serve; 0 = unlimited
+  std::optional<LivenessProbe> liveness;         // none: no liveness probe
+  LivenessAtShutdown liveness_at_shutdown = LivenessAtShutdown::stops;
   // Clients.
   Keepalive keepalive = Keepalive::on;
   double connection_rate = 10;  // requests per second on one keep-alive connection

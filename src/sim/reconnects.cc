@@ -70,6 +70,9 @@ void Accountant::prepare_orders() {
                       : o_.app == App::close_listener ? p.idle_closed
                       : exits_at_once                 ? p.exit
                                                       : p.kill;
+      if (p.liveness_kill != kNever) {
+        broken_at_[i] = std::min(broken_at_[i], p.exit);  // killed by its liveness probe
+      }
       if (p.deletion < end_ && broken_at_[i] < end_) {
         by_break_.push_back(i);
       }

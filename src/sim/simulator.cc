@@ -113,6 +113,13 @@ Protocol protocol_from_string(std::string_view text, std::string_view what) {
   throw Error(fmt::format("{}: unknown protocol '{}' (http1, h2, grpc)", what, text));
 }
 
+LivenessAtShutdown liveness_at_shutdown_from_string(std::string_view text, std::string_view what) {
+  if (auto value = enum_from_name<LivenessAtShutdown>(kLivenessAtShutdownNames, text)) {
+    return *value;
+  }
+  throw Error(fmt::format("{}: expected stops or probes, got '{}'", what, text));
+}
+
 Goaway goaway_from_string(std::string_view text, std::string_view what) {
   if (auto goaway = enum_from_name<Goaway>(kGoawayNames, text)) {
     return *goaway;
@@ -136,6 +143,9 @@ void validate(const Options& o) {
   need(o.protocol == Protocol::http1 || o.keepalive == Keepalive::on,
        "--no-keepalive: HTTP/2 and gRPC clients keep their connections (--protocol http1)");
   need(o.grpc_backoff > 0, "--grpc-backoff: expected a duration above 0");
+  need(!o.liveness
+           || (o.liveness->period > 0 && o.liveness->failures >= 1 && o.liveness->timeout >= 0),
+       "--liveness: expected a period above 0, at least 1 failure and a timeout of 0 or more");
   need(o.proxy_sync_loss >= 0 && o.proxy_sync_loss <= 1,
        "--proxy-sync-loss: expected a probability from 0 to 1");
   need(o.profile.proxy.min_sync_period > 0 || o.profile.proxy.sync_base > 0,

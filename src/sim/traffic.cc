@@ -228,8 +228,8 @@ void Accountant::add_point(size_t pod, double t, double mean, Hole hole, Outcome
 // lab's diagnosis: a reused connection, the router had removed the pod), the rest no-drain.
 void Accountant::cut_in_flight(size_t index, double stop, int n) {
   const PodTimeline& p = control_.pods[index];
-  bool killed = p.kill != kNever;
-  double cut = killed ? p.kill : (exits_without_drain() ? p.exit : kNever);
+  bool killed = p.kill != kNever || p.liveness_kill != kNever;
+  double cut = killed ? p.exit : (exits_without_drain() ? p.exit : kNever);
   bool retried = !l4_ && o_.idempotent && o_.dataplane == Dataplane::ingress_nginx
                  && o_.profile.ingress.tries > 1;
   if (cut == kNever || retried) {
@@ -244,7 +244,8 @@ void Accountant::cut_in_flight(size_t index, double stop, int n) {
       std::max(rate_r_ / n * d.excess(cut - until), kept_rate * d.excess(cut - p.drain_start));
   Outcome outcome = cut_outcome();
   if (killed) {
-    add_point(index, cut, mean, Hole::grace_overrun, outcome);
+    Hole hole = p.liveness_kill != kNever ? Hole::liveness_kills_drain : Hole::grace_overrun;
+    add_point(index, cut, mean, hole, outcome);
     return;
   }
   double stale = 0;

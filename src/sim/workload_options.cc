@@ -36,6 +36,14 @@ std::optional<std::string> apply_workload(Options& options, const kube::Workload
           kube::where(w.meta.file, c.marks.at("lifecycle.preStop")), delay.how, c.name);
     }
   }
+  if (c.liveness_probe) {
+    const kube::Probe& probe = *c.liveness_probe;
+    options.liveness = LivenessProbe{static_cast<double>(probe.period_seconds),
+                                     static_cast<int>(probe.failure_threshold),
+                                     static_cast<double>(probe.timeout_seconds)};
+  } else {
+    options.liveness.reset();
+  }
   if (c.readiness_probe) {
     const kube::Probe& probe = *c.readiness_probe;
     options.readiness =
