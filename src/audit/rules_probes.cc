@@ -4,6 +4,7 @@
 #include "audit/readiness_fix.h"
 #include "audit/rule.h"
 #include "audit/rules.h"
+#include "kube/kubelet.h"
 
 namespace zerodrop::audit {
 namespace {
@@ -162,7 +163,10 @@ void check_liveness(const Workload& w, const Container& c, Findings& out) {
 }  // namespace
 
 int64_t liveness_kill_window(const Probe& probe) {
-  return (probe.failure_threshold - 1) * probe.period_seconds + probe.timeout_seconds;
+  using std::chrono::seconds;
+  Duration window = kube::liveness_kill_window(
+      seconds(probe.period_seconds), probe.failure_threshold, seconds(probe.timeout_seconds));
+  return std::chrono::duration_cast<seconds>(window).count();
 }
 
 Findings check_probes(const WorkloadView& view, const Options&) {
