@@ -31,5 +31,6 @@ Runner setup_sleep(CLI::App& app);
 Runner setup_copy_self(CLI::App& app);
 Runner setup_verify(CLI::App& app);
 Runner setup_verify_agent(CLI::App& app);
+Runner setup_watch(CLI::App& app);
 
 }  // namespace zerodrop::cli

@@ -31,6 +31,8 @@ constexpr Command kCommands[] = {
     {"run", "A drain-aware PID 1: fail readiness at SIGTERM, wait, then stop the app", setup_run},
     {"verify", "Roll out a Deployment on a real cluster under load; name the hole if any drop",
      setup_verify},
+    {"watch", "Measure every rollout of a cluster, always on: /metrics, Events, run folders",
+     setup_watch},
     {"sleep", "Sleep N seconds: a preStop delay for distroless and scratch images", setup_sleep},
     {"copy-self", "Copy this static binary into a folder: zerodrop sleep for images without cp",
      setup_copy_self},

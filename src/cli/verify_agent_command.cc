@@ -15,6 +15,7 @@
 #include "cli/stop_signals.h"
 #include "load/input.h"
 #include "verify/agent.h"
+#include "verify/agent_watch.h"
 
 namespace zerodrop::cli {
 namespace verify_agent_command {
@@ -36,6 +37,7 @@ struct Flags {
   std::string index = env_or("JOB_COMPLETION_INDEX", "0");
   std::string count = "1";
   std::string records = "failed";
+  std::string watcher;
 };
 
 constexpr LoadFlagSet kAgentLoadFlags{
@@ -49,6 +51,9 @@ constexpr LoadFlagSet kAgentLoadFlags{
 };
 
 void add_flags(CLI::App& app, Flags& f) {
+  app.add_option("--watcher", f.watcher,
+                 "http://HOST:PORT of zerodrop watch: report to it every second and probe the "
+                 "Services it names (its DaemonSet's agents)");
   app.add_option("--url", f.url, "the target URL (default: the --service's)");
   app.add_option("--service", f.service,
                  "NAME[:PORTNAME]: load http://$NAME_SERVICE_HOST:$NAME_SERVICE_PORT (the "
@@ -69,7 +74,9 @@ void add_flags(CLI::App& app, Flags& f) {
 Started by 'zerodrop verify' as an Indexed Job, one pod per node. Writes one JSON object a line
 on stdout (hello, bucket per backend per 100 ms, req per failed request or with --records all per
 request, summary, bye), which verify follows through the API's pods/log. SIGTERM (the Job's
-deletion) ends the load; in-flight requests finish first.)");
+deletion) ends the load; in-flight requests finish first.
+With --watcher (zerodrop watch's DaemonSet): POSTs the same lines, one part per Service, to
+URL/agent/v1/report every second and probes the Services the answer names.)");
 }
 
 int run_agent(const Flags& f) {
@@ -85,6 +92,9 @@ int run_agent(const Flags& f) {
   o.count = static_cast<int>(parse_integer(f.count, "--count", 1, 100000));
   o.records = verify::parse_agent_records(f.records, "--records");
   o.stop = catch_stop_signals(SecondSignal::stops);
+  if (!f.watcher.empty()) {
+    return verify::run_watch_agent({f.watcher, o});
+  }
   return verify::run_agent(o, std::cout);
 }
 

@@ -218,7 +218,7 @@ struct TimeBucket {
 };
 
 struct RunRecord {
-  std::string engine;  // "lab", "sim", "load" or "verify"
+  std::string engine;  // "lab", "sim", "load", "verify" or "watch"
   Scenario scenario;   // the settings the run used: for the diagnosis and the report
   std::vector<Event> events;
   std::vector<RequestRecord> requests;

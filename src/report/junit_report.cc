@@ -49,7 +49,7 @@ std::string run_case(const record::RunRecord& run, const diagnose::Diagnosis& d,
   std::string head =
       fmt::format(R"(  <testcase classname="zerodrop.run" name="{} run" time="{:.3f}")",
                   escape(run.engine), seconds);
-  if (!rollout_finished(run) && run.engine == "verify") {
+  if (!rollout_finished(run) && (run.engine == "verify" || run.engine == "watch")) {
     return fmt::format(
         "{}>\n    <error type=\"inconclusive\" message=\"the rollout did not complete: {} of {} "
         "requests failed so far\"/>\n  </testcase>\n",

@@ -30,6 +30,8 @@ http::verb verb_of(Method method) {
       return http::verb::get;
     case Method::post:
       return http::verb::post;
+    case Method::put:
+      return http::verb::put;
     case Method::patch:
       return http::verb::patch;
     case Method::remove:

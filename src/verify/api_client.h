@@ -16,7 +16,7 @@ struct ApiResponse {
   bool ok() const { return status >= 200 && status < 300; }
 };
 
-enum class Method { get, post, patch, remove };  // remove: DELETE
+enum class Method { get, post, put, patch, remove };  // remove: DELETE
 
 // Ends a stream from another thread: cancel() shuts its connection down, so the blocked read
 // returns. Thread-safe; a cancelled handle stays cancelled.

@@ -287,6 +287,14 @@ size_t Observer::old_pods_left() const {
   return left;
 }
 
+size_t Observer::pods_terminating() const {
+  size_t n = 0;
+  for (const auto& [name, seen] : pods_) {
+    n += seen.deleting && !seen.gone ? 1 : 0;
+  }
+  return n;
+}
+
 std::string Observer::progress() const {
   const DeploymentStatus& d = deployment_;
   return fmt::format(

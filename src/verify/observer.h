@@ -57,6 +57,8 @@ public:
   std::optional<int64_t> first_generation() const { return first_generation_; }
 
   size_t old_pods_left() const;
+  // Pods deleted whose object is not gone yet (still stopping, or not yet removed).
+  size_t pods_terminating() const;
   // Where the rollout stands, for an error: "generation 3 (observed 3), 1 of 2 updated, 2
   // available, 1 old pod left".
   std::string progress() const;

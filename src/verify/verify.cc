@@ -22,63 +22,16 @@
 #include "verify/api_client.h"
 #include "verify/base_record.h"
 #include "verify/dry_run.h"
+#include "verify/measurement.h"
 #include "verify/observer.h"
 #include "verify/preflight.h"
 #include "verify/propagation.h"
 #include "verify/timeline.h"
 #include "verify/watch.h"
+#include "verify/watches.h"
 
 namespace zerodrop::verify {
 namespace {
-
-// The four watches of the run, each on its own thread.
-class Watches {
-public:
-  Watches(const ApiClient& client, const Options& o, const Target& target, Timeline& timeline) {
-    std::string ns = "/namespaces/" + o.namespace_name;
-    auto note = [&timeline](const std::string& text) {
-      timeline.note(text);
-    };
-    using Handler = std::vector<Event> (Observer::*)(const WatchEvent&, Micros);
-    auto add = [&](WatchTarget what, Handler handler) {
-      watchers_.push_back(std::make_unique<Watcher>(
-          client, std::move(what),
-          [&timeline, handler](const WatchEvent& e) {
-            timeline.observe([&](Observer& ob, Micros t) { return (ob.*handler)(e, t); });
-          },
-          note));
-    };
-    add({"deployments", "/apis/apps/v1" + ns + "/deployments",
-         "fieldSelector=" + query_escape("metadata.name=" + o.deployment)},
-        &Observer::on_deployment);
-    add({"pods", "/api/v1" + ns + "/pods", "labelSelector=" + query_escape(target.pod_selector)},
-        &Observer::on_pod);
-    add({"endpointslices", "/apis/discovery.k8s.io/v1" + ns + "/endpointslices",
-         "labelSelector=" + query_escape("kubernetes.io/service-name=" + target.service)},
-        &Observer::on_slice);
-    add({"events", "/api/v1" + ns + "/events", ""}, &Observer::on_event);
-    // Lists first, in this order (pods before their events), so every watch starts from a state.
-    for (auto& w : watchers_) {
-      w->list();
-    }
-    for (auto& w : watchers_) {
-      threads_.emplace_back([&w] { w->watch(); });
-    }
-  }
-
-  ~Watches() {
-    for (auto& w : watchers_) {
-      w->stop();
-    }
-    for (auto& t : threads_) {
-      t.join();
-    }
-  }
-
-private:
-  std::vector<std::unique_ptr<Watcher>> watchers_;
-  std::vector<std::thread> threads_;
-};
 
 // The load engine on its own thread, its records moved onto the timeline's clock.
 class Load {
@@ -365,7 +318,8 @@ struct Observed {
 Observed observe(ApiClient& client, KubectlProxy& proxy, const Options& o, const Target& target,
                  std::optional<AgentJob>& job, Timeline& timeline) {
   Observed seen;
-  Watches watches(client, o, target, timeline);
+  Watches watches(client, {o.namespace_name, o.deployment, target.pod_selector, target.service},
+                  timeline);
   Guard guard(o, proxy);
   // The anchor first: every object of the run is owned by it, so deleting it (on the way out,
   // or --cleanup after a crash) removes them all.
@@ -440,10 +394,8 @@ int run(const Options& o, const Finish& finish) {
   if (!seen.load_error.empty()) {
     throw Error(seen.load_error);
   }
-  record::RunRecord run = base_record(o, target, seen.agent_nodes);
-  run.end = timeline.now();
-  run = timeline.finish(std::move(run));
-  write_propagation(folder, timeline.updates(), timeline.wall_start_us());
+  record::RunRecord run =
+      close_measurement(timeline, base_record(o, target, seen.agent_nodes), folder);
   int code = finish(folder, run);
   Ending ending = seen.ending;
   if (ending == Ending::interrupted) {

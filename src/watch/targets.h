@@ -1,0 +1,35 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "verify/agent_watch.h"
+
+namespace zerodrop::watch {
+
+// A Service as watch probes it.
+struct ServiceInfo {
+  std::string namespace_name;
+  std::string name;
+  nlohmann::json selector;  // spec.selector (a map); null: selects nothing
+  verify::ProbeTarget target;
+  std::string problem;  // the annotation that cannot be probed, one line ("" = fine)
+};
+
+// Reads a Service: the port from annotation zerodrop.dev/probe-port (a port's name or number),
+// else the first port; the path from annotation zerodrop.dev/probe ("http:/PATH" or "/PATH"),
+// else "/". A headless Service (no ClusterIP) gets no target; one whose annotations name no
+// port of it, or a protocol the agents do not probe yet (grpc:), gets a `problem` and no target.
+ServiceInfo read_service(const nlohmann::json& service);
+
+// Whether the Service's selector selects pods labelled `labels` (every pair present).
+bool selects(const ServiceInfo& service, const nlohmann::json& labels);
+
+// The targets to hand every agent: each probed Service at the rate per agent, cut so that all
+// agents together stay within `budget` requests/s (0 = no budget).
+std::vector<verify::ProbeTarget> agent_targets(const std::vector<ServiceInfo>& services,
+                                               double rate, double budget, int agents);
+
+}  // namespace zerodrop::watch

@@ -1,0 +1,82 @@
+// Services as watch probes them: port and path from annotations, problems said, the budget.
+#include "watch/targets.h"
+
+#include <gtest/gtest.h>
+
+#include "verify/agent_watch.h"
+
+namespace zerodrop::watch {
+namespace {
+
+using Json = nlohmann::json;
+
+Json service(Json annotations, Json ports = Json::array({{{"name", "http"}, {"port", 80}},
+                                                         {{"name", "admin"}, {"port", 9000}}})) {
+  return {{"metadata", {{"name", "web"}, {"namespace", "shop"}, {"annotations", annotations}}},
+          {"spec", {{"selector", {{"app", "web"}}}, {"clusterIP", "10.96.0.7"}, {"ports", ports}}}};
+}
+
+TEST(ReadService, TheFirstPortAndRootPathByDefault) {
+  ServiceInfo s = read_service(service(Json::object()));
+  EXPECT_EQ(s.problem, "");
+  EXPECT_EQ(s.target.svc, "shop/web");
+  EXPECT_EQ(s.target.service, "web:http");
+  EXPECT_EQ(s.target.url, "http://10.96.0.7:80/");
+  EXPECT_TRUE(selects(s, {{"app", "web"}, {"pod-template-hash", "x"}}));
+  EXPECT_FALSE(selects(s, {{"app", "api"}}));
+}
+
+TEST(ReadService, AnnotationsChooseThePortAndPath) {
+  ServiceInfo s = read_service(
+      service({{"zerodrop.dev/probe-port", "admin"}, {"zerodrop.dev/probe", "http:/healthz"}}));
+  EXPECT_EQ(s.problem, "");
+  EXPECT_EQ(s.target.service, "web:admin");
+  EXPECT_EQ(s.target.url, "http://10.96.0.7:9000/healthz");
+  EXPECT_EQ(s.target.path, "/healthz");
+  ServiceInfo by_number = read_service(service({{"zerodrop.dev/probe-port", "9000"}}));
+  EXPECT_EQ(by_number.target.service, "web:admin");
+}
+
+TEST(ReadService, AnAnnotationNamingNoPortIsAProblemNotAProbe) {
+  ServiceInfo s = read_service(service({{"zerodrop.dev/probe-port", "grpc"}}));
+  EXPECT_EQ(s.problem, "annotation zerodrop.dev/probe-port 'grpc' names no port of Service web");
+  EXPECT_TRUE(agent_targets({s}, 5, 0, 3).empty());
+  ServiceInfo odd = read_service(service({{"zerodrop.dev/probe", "ftp:/x"}}));
+  EXPECT_NE(odd.problem, "");
+  Json headless = service(Json::object());
+  headless["spec"]["clusterIP"] = "None";
+  EXPECT_EQ(read_service(headless).problem, "");  // headless: nothing to probe, no mistake
+  EXPECT_EQ(read_service(headless).target.url, "");
+}
+
+TEST(AgentTargets, TheBudgetCutsEachAgentsRate) {
+  ServiceInfo a = read_service(service(Json::object()));
+  ServiceInfo b = a;
+  b.target.svc = "shop/api";
+  EXPECT_EQ(agent_targets({a, b}, 5, 0, 10)[0].rate, 5);
+  // 10 agents x 2 Services within 50 requests/s: 2.5 each.
+  auto cut = agent_targets({a, b}, 5, 50, 10);
+  ASSERT_EQ(cut.size(), 2u);
+  EXPECT_DOUBLE_EQ(cut[1].rate, 2.5);
+}
+
+TEST(AgentReport, TheBodySplitsBackIntoItsTargets) {
+  std::vector<verify::ReportPart> parts = {
+      {"shop/web", "", "{\"k\":\"hello\",\"n\":0}\n{\"k\":\"bucket\",\"n\":1}\n"},
+      {"shop/api", "no such Service", ""}};
+  auto back = verify::split_report(verify::report_body(parts));
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].svc, "shop/web");
+  EXPECT_EQ(back[0].lines, parts[0].lines);
+  EXPECT_EQ(back[1].error, "no such Service");
+  EXPECT_EQ(back[1].lines, "");
+  auto targets = verify::parse_probe_targets(
+      R"({"targets":[{"svc":"shop/web","service":"web","url":"http://10.0.0.1:80/","rate":2}]})");
+  ASSERT_EQ(targets.size(), 1u);
+  EXPECT_EQ(targets[0].rate, 2);
+  EXPECT_THROW(verify::parse_probe_targets("{}"), std::exception);
+  EXPECT_THROW(verify::split_report("{\"k\":\"hello\"}\n"), std::exception);
+}
+
+}  // namespace
+}  // namespace zerodrop::watch
