@@ -16,6 +16,7 @@
 #include "base/subprocess.h"
 #include "cli/command.h"
 #include "cli/lab_pod_flags.h"
+#include "cli/lab_workloads.h"
 #include "cli/load_flags.h"
 #include "diagnose/diagnose.h"
 #include "lab/demo.h"
@@ -68,6 +69,7 @@ struct Flags {
   std::string router_only, listen = "127.0.0.1:0", backend;
   std::vector<std::string> kube_api;  // given: serve the API; one value: the address
   std::vector<std::string> kube_api_deny;
+  std::string kube_api_seed = "0", rollouts = "1", workloads;
   std::string to, to_file, to_image, db = "none", migrate, migrate_at = "before";
   std::string runtime;
 };
@@ -129,6 +131,14 @@ void add_flags(CLI::App& app, Flags& f) {
                  "127.0.0.1 and a free port) and write a kubeconfig into the run folder")
       ->expected(0, 1);
   app.add_option("--kube-api-deny", f.kube_api_deny, "")->group("");  // tests: VERB/RESOURCE
+  app.add_option("--kube-api-seed", f.kube_api_seed, "")->group("");  // bench: N more Deployments
+  app.add_option("--rollouts", f.rollouts,
+                 "with --kube-api: wait for N rollouts, each with its tail, before the run ends; "
+                 "each reported in RUN/rollouts/K")
+      ->capture_default_str();
+  app.add_option("--workloads", f.workloads,
+                 "FILE: several workloads in one --kube-api, a line each: 'NAME: FLAGS -- "
+                 "COMMAND' (its Deployment and Service NAME, its run folder RUN/NAME)");
   app.add_option("--to", f.to,
                  "'COMMAND ARGS…': the rollout's new pods run this version (B) while the old "
                  "ones still run COMMAND (A); default: the same command again");
@@ -331,6 +341,7 @@ lab::Options to_options(const CLI::App& app, const Flags& f) {
     o.kube_api = lab::KubeApiOptions{};
     o.kube_api->listen = f.kube_api.empty() ? "" : f.kube_api.front();
     o.kube_api->deny = {f.kube_api_deny.begin(), f.kube_api_deny.end()};
+    o.kube_api->seed_deployments = int_flag(f.kube_api_seed, "--kube-api-seed", 0, 100000);
   } else if (o.action == lab::Action::none) {
     throw Error("--action none: only a client of --kube-api can act then; add --kube-api");
   }
@@ -349,6 +360,10 @@ lab::Options to_options(const CLI::App& app, const Flags& f) {
     }
   }
   apply_schema_flags(app, f, o);
+  o.rollouts = int_flag(f.rollouts, "--rollouts", 1, 1000);
+  if (o.rollouts > 1 && !o.kube_api) {
+    throw Error("--rollouts: the rollouts after the first are a client's; add --kube-api");
+  }
   return o;
 }
 
@@ -385,6 +400,27 @@ void finish_agents(const std::string& out_dir, const record::RunRecord& agents) 
             << ")\n";
 }
 
+// --workloads FILE: each line as `zerodrop lab --kube-api --action none LINE`, sharing this
+// command line's --kube-api, --kube-api-deny, --kube-api-seed, --rollouts and --out.
+int run_lab_workloads(const CLI::App& app, const Flags& f) {
+  if (app.count("--kube-api") == 0 || !f.command.empty()) {
+    throw Error("--workloads: give --kube-api, and each workload's command in the file");
+  }
+  lab::KubeApiOptions api;
+  api.listen = f.kube_api.empty() ? "" : f.kube_api.front();
+  api.deny = {f.kube_api_deny.begin(), f.kube_api_deny.end()};
+  api.seed_deployments = int_flag(f.kube_api_seed, "--kube-api-seed", 0, 100000);
+  auto parse = [](const std::string& args) {
+    CLI::App line{"workload"};
+    Flags wf;
+    add_flags(line, wf);
+    line.parse("--kube-api --action none " + args, false);
+    return to_options(line, wf);
+  };
+  return run_workload_file(f.workloads, parse, api, int_flag(f.rollouts, "--rollouts", 1, 1000),
+                           f.out, std::cout, finish);
+}
+
 int run_lab(const CLI::App& app, const Flags& f) {
   if (!f.router_only.empty()) {
     lab::Ingress ingress = f.router_only == "nginx"     ? lab::Ingress::nginx
@@ -402,6 +438,9 @@ int run_lab(const CLI::App& app, const Flags& f) {
     }
     return lab::run_demo(own_dir() + "/examples", out, std::cout, finish);
   }
+  if (!f.workloads.empty()) {
+    return run_lab_workloads(app, f);
+  }
   lab::Options options = to_options(app, f);
   int runs = int_flag(f.runs, "--runs", 1, 1000);
   if (runs > 1) {
@@ -418,9 +457,16 @@ int run_lab(const CLI::App& app, const Flags& f) {
     }
     return lab::run_repeated(options, runs, root, std::cout, finish);
   }
-  options.on_run_dir = [](const std::string& dir) {
+  auto run_dir = std::make_shared<std::string>();
+  options.on_run_dir = [run_dir](const std::string& dir) {
+    *run_dir = dir;
     std::cerr << "zerodrop lab: run folder " << dir << "\n";
   };
+  if (app.count("--rollouts") > 0) {  // each rollout's own report, as it ends
+    options.on_rollout = [run_dir](int index, const record::RunRecord& rollout) {
+      write_rollout(*run_dir, "the workload", index, rollout, std::cout);
+    };
+  }
   options.on_kube_api = [](const std::string& url, const std::string& kubeconfig) {
     std::cerr << "zerodrop lab: Kubernetes API at " << url << " (deployment web); "
               << "export KUBECONFIG=" << kubeconfig << "\n";

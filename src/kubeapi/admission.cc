@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "base/error.h"
+#include "kubeapi/objects.h"
 
 namespace zerodrop::kubeapi {
 
@@ -122,6 +123,19 @@ json event_to_v1(const json& core) {
   copy_field(core, "lastTimestamp", e, "deprecatedLastTimestamp");
   copy_field(core, "count", e, "deprecatedCount");
   return e;
+}
+
+json admit_deployment(json d) {
+  std::string what = "deployments.apps \"" + d["metadata"].value("name", "") + "\"";
+  json& spec = d["spec"];
+  if (!spec.is_object() || !spec["template"].is_object() || !spec["selector"].is_object()) {
+    throw Error(what + ": spec.selector and spec.template: Required value");
+  }
+  d["metadata"]["generation"] = 1;
+  d["metadata"]["annotations"] = d["metadata"].value("annotations", json::object());
+  d["metadata"]["annotations"].erase(kWorkload);  // a client's Deployment is not the lab's
+  d["status"] = {{"observedGeneration", 1}};
+  return d;
 }
 
 bool fresh(const json& written, const json& stored) {

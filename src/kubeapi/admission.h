@@ -32,6 +32,11 @@ void check_body(const nlohmann::json& body, const ResourceType& type);
 nlohmann::json event_to_core(const nlohmann::json& v1);
 nlohmann::json event_to_v1(const nlohmann::json& core);
 
+// A Deployment a client creates, which the lab stores but does not run (it runs only its own
+// workloads): checked for a spec with a template and a selector, generation 1, status observed.
+// Throws Error naming the missing field.
+nlohmann::json admit_deployment(nlohmann::json deployment);
+
 // Whether `written` (a PUT body or a patched object) may replace `stored`: true when it names
 // no metadata.resourceVersion or the stored one (optimistic concurrency, as the API server).
 bool fresh(const nlohmann::json& written, const nlohmann::json& stored);

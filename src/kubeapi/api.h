@@ -25,8 +25,11 @@ namespace zerodrop::kubeapi {
 // What the API asks of the lab when a client acts. Each is called on the server's connection
 // thread and must hand the work to the lab's own thread.
 struct LabHooks {
-  std::function<void()> restart;                                // the pod template changed
-  std::function<void(int replicas)> scale;                      // spec.replicas changed
+  // The pod template (restart) or spec.replicas (scale) of Deployment `deployment` changed; true
+  // when a workload of the lab acts on it (else the Deployment is only stored, and its status
+  // says the change was observed at once: it runs no pods).
+  std::function<bool(const std::string& deployment)> restart;
+  std::function<bool(const std::string& deployment, int replicas)> scale;
   std::function<void(const std::string& pod)> delete_pod;       // DELETE of a pod
   std::function<std::string(const std::string& pod)> log_path;  // the pod's log file
   std::function<void(const std::string& job)> create_job;       // a Job was stored

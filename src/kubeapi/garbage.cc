@@ -18,7 +18,9 @@ using nlohmann::json;
 std::vector<std::string> collectable() {
   std::vector<std::string> keys;
   for (const ResourceType& t : resource_types()) {
-    bool client_made = t.served == Served::stored || t.store_key == "batch/jobs";
+    // ReplicaSets too: those of a Deployment a client deleted (the lab's own are never).
+    bool client_made = t.served == Served::stored || t.store_key == "batch/jobs"
+                       || t.store_key == "apps/replicasets";
     if (client_made && std::find(keys.begin(), keys.end(), t.store_key) == keys.end()) {
       keys.push_back(t.store_key);
     }

@@ -50,36 +50,6 @@ std::string index_ranges(const std::set<int>& indexes) {
   return out;
 }
 
-// A labelSelector object as the text Selector::parse reads.
-std::string selector_text(const json& selector) {
-  std::string out;
-  auto add = [&out](const std::string& part) {
-    out += (out.empty() ? "" : ",") + part;
-  };
-  json match_labels = selector.value("matchLabels", json::object());
-  json expressions = selector.value("matchExpressions", json::array());
-  for (const auto& [key, value] : match_labels.items()) {
-    add(key + "=" + value.get<std::string>());
-  }
-  for (const json& e : expressions) {
-    std::string key = e.value("key", "");
-    std::string op = e.value("operator", "");
-    std::string values;
-    json listed = e.value("values", json::array());
-    for (const json& v : listed) {
-      values += (values.empty() ? "" : ",") + v.get<std::string>();
-    }
-    if (op == "In" || op == "NotIn") {
-      add(fmt::format("{} {} ({})", key, op == "In" ? "in" : "notin", values));
-    } else if (op == "Exists" || op == "DoesNotExist") {
-      add((op == "Exists" ? "" : "!") + key);
-    } else {
-      throw Error(fmt::format("labelSelector: unknown operator '{}'", op));
-    }
-  }
-  return out;
-}
-
 bool node_matches(const Node& node, const json& node_selector) {
   std::map<std::string, std::string> labels = {{"kubernetes.io/hostname", node.name},
                                                {"kubernetes.io/os", "linux"}};

@@ -106,7 +106,7 @@ json deployment_object(const ClusterInfo& info) {
             {"metadata", metadata(info, "Deployment", info.deployment, record::Micros(0))}};
   d["metadata"]["generation"] = 1;
   d["metadata"]["labels"] = {{"app", info.deployment}};
-  d["metadata"]["annotations"] = {{"deployment.kubernetes.io/revision", "1"}};
+  d["metadata"]["annotations"] = {{"deployment.kubernetes.io/revision", "1"}, {kWorkload, "lab"}};
   d["spec"] = {
       {"replicas", info.replicas},
       {"selector", {{"matchLabels", {{"app", info.deployment}}}}},

@@ -26,6 +26,8 @@ struct Node {
 struct ClusterInfo {
   std::string ns = "default";
   std::string deployment = "web";
+  // Before the lab's pod names in the API ("web-" + "pod-1"): several workloads in one API.
+  std::string pod_prefix;
   std::string container = "app";
   std::vector<std::string> command;
   uint16_t port = 0;  // 0: each pod has its own port
@@ -41,6 +43,10 @@ struct ClusterInfo {
   std::string k8s_version = "1.32";
   std::chrono::system_clock::time_point start_wall;
 };
+
+// The annotation on the Deployments the lab's workloads run (its value: "lab"): they cannot be
+// deleted through the API, and a change of them is the lab's to act on.
+inline constexpr const char* kWorkload = "zerodrop.dev/workload";
 
 // RFC 3339 in UTC at second precision, as metav1.Time serializes.
 std::string rfc3339(std::chrono::system_clock::time_point t);

@@ -45,9 +45,10 @@ Projection::Projection(Store& store, ClusterInfo info) : store_(store), info_(st
 
 void Projection::publish_initial() {
   std::lock_guard lock(mutex_);
-  store_.put("namespaces", namespace_object(info_, info_.ns));
+  // The cluster's own objects: the first workload of several stores them.
+  store_.create("namespaces", namespace_object(info_, info_.ns));
   for (const Node& n : info_.nodes) {
-    store_.put("nodes", node_object(info_, n));
+    store_.create("nodes", node_object(info_, n));
   }
   store_.put("services", service_object(info_));
   store_.put(kDeployments, deployment_object(info_));
@@ -55,7 +56,11 @@ void Projection::publish_initial() {
   update_status(Micros(0));
 }
 
-void Projection::observe(const record::Event& e) {
+void Projection::observe(const record::Event& event) {
+  record::Event e = event;
+  if (!e.pod.empty()) {
+    e.pod = info_.pod_prefix + e.pod;  // the pod's name in the API
+  }
   std::lock_guard lock(mutex_);
   switch (e.kind) {
     case EventKind::pod_created:

@@ -24,7 +24,7 @@ public:
   // Stores the objects that exist from the start: namespaces, nodes, the Service, the Deployment.
   void publish_initial();
   // Folds one lab event (any kind; those that change no object are ignored).
-  void observe(const record::Event& event);
+  void observe(const record::Event& event);  // its pod named as ClusterInfo::pod_prefix says
   // Re-derives what changes with time alone (availability after minReadySeconds) at `now`.
   void refresh(record::Micros now);
 

@@ -157,4 +157,33 @@ bool Selector::matches(const json& object) const {
   return true;
 }
 
+std::string selector_text(const nlohmann::json& selector) {
+  std::string out;
+  auto add = [&out](const std::string& part) {
+    out += (out.empty() ? "" : ",") + part;
+  };
+  nlohmann::json match_labels = selector.value("matchLabels", nlohmann::json::object());
+  nlohmann::json expressions = selector.value("matchExpressions", nlohmann::json::array());
+  for (const auto& [key, value] : match_labels.items()) {
+    add(key + "=" + value.get<std::string>());
+  }
+  for (const nlohmann::json& e : expressions) {
+    std::string key = e.value("key", "");
+    std::string op = e.value("operator", "");
+    std::string values;
+    nlohmann::json listed = e.value("values", nlohmann::json::array());
+    for (const nlohmann::json& v : listed) {
+      values += (values.empty() ? "" : ",") + v.get<std::string>();
+    }
+    if (op == "In" || op == "NotIn") {
+      add(fmt::format("{} {} ({})", key, op == "In" ? "in" : "notin", values));
+    } else if (op == "Exists" || op == "DoesNotExist") {
+      add((op == "Exists" ? "" : "!") + key);
+    } else {
+      throw Error(fmt::format("labelSelector: unknown operator '{}'", op));
+    }
+  }
+  return out;
+}
+
 }  // namespace zerodrop::kubeapi

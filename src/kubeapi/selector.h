@@ -34,4 +34,8 @@ private:
   std::vector<Requirement> requirements_;
 };
 
+// A labelSelector object ({matchLabels, matchExpressions}) as the text Selector::parse reads
+// ("app=web,tier in (a,b)"). Throws Error on an operator it does not know.
+std::string selector_text(const nlohmann::json& selector);
+
 }  // namespace zerodrop::kubeapi

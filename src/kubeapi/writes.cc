@@ -126,7 +126,7 @@ json Api::scale_of(const json& d) const {
           {"spec", {{"replicas", d["spec"]["replicas"]}}},
           {"status",
            {{"replicas", d["status"].value("replicas", 0)},
-            {"selector", fmt::format("app={}", info_.deployment)}}}};
+            {"selector", selector_text(d["spec"].value("selector", json::object()))}}}};
 }
 
 HttpResponse Api::patch(const Route& route, const HttpRequest& request) {
@@ -179,6 +179,9 @@ HttpResponse Api::patch_deployment(const Route& route, const HttpRequest& reques
       object["spec"] = patched["spec"];
       object["metadata"]["labels"] = patched["metadata"]["labels"];
       object["metadata"]["annotations"] = patched["metadata"]["annotations"];
+      if (before["metadata"].value("annotations", json::object()).contains(kWorkload)) {
+        object["metadata"]["annotations"][kWorkload] = "lab";  // still the lab's to run
+      }
     }
     if (!object["spec"]["replicas"].is_number_integer() || object["spec"]["replicas"] < 0) {
       throw Error("spec.replicas must be a whole number of at least 0");
@@ -197,11 +200,22 @@ HttpResponse Api::patch_deployment(const Route& route, const HttpRequest& reques
                            fmt::format("deployments.apps \"{}\" not found", route.name));
   }
   // The lab acts on the change as its own controllers would: a new revision or a new size.
+  bool acted = false;
   if (restart && hooks_.restart) {
-    hooks_.restart();
+    acted = hooks_.restart(route.name);
   }
   if (replicas && hooks_.scale) {
-    hooks_.scale(*replicas);
+    acted = hooks_.scale(route.name, *replicas) || acted;
+  }
+  if ((restart || replicas) && !acted) {
+    // A Deployment no workload runs (seeded, or a client's): observed at once, no pods.
+    updated = store_.update(route.type->store_key, route.name, [](json& d) {
+      d["status"]["observedGeneration"] = d["metadata"]["generation"];
+      return true;
+    });
+  }
+  if (!updated) {
+    return status_response(404, "NotFound", not_found(*route.type, route.name));
   }
   return ok(scale ? scale_of(*updated) : *updated);
 }
@@ -214,6 +228,15 @@ HttpResponse Api::remove(const Route& route, const HttpRequest& request) {
   }
   if (t.name == "jobs") {
     return remove_job(route, request, std::move(*object));
+  }
+  if (t.name == "deployments") {
+    if ((*object)["metadata"].value("annotations", json::object()).contains(kWorkload)) {
+      return status_response(405, "MethodNotAllowed",
+                             fmt::format("deployment {} is the lab's workload: the lab ends it",
+                                         route.name));
+    }
+    store_.erase(t.store_key, route.name);  // its ReplicaSets go with the garbage collector
+    return ok(*object);
   }
   if (t.served == Served::stored) {
     store_.erase(t.store_key, route.name);
@@ -290,6 +313,8 @@ HttpResponse Api::create(const Route& route, const HttpRequest& request) {
   if (t.name == "jobs") {
     // The lab's job runner makes the pods, as the job controller would.
     object = admit_job(object, info_, std::chrono::system_clock::now());
+  } else if (t.name == "deployments") {
+    object = admit_deployment(object);  // stored, not run: the lab runs only its workloads
   } else if (t.name == "daemonsets") {
     object = admit_daemon_set(object);  // the lab's daemon runner makes the pods
   } else if (t.name == "namespaces") {

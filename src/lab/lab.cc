@@ -27,6 +27,7 @@
 #include "lab/pods/not_ready.h"
 #include "lab/pods/process_watch.h"
 #include "lab/recording/recorder.h"
+#include "lab/recording/rollout_slice.h"
 #include "lab/routers/ingress.h"
 #include "lab/routers/socket_trace.h"
 #include "lab/traffic.h"
@@ -198,7 +199,8 @@ bool migration_failed(Migration* migration) {
 // migration, or when the load engine stops by itself.
 void drive(asio::io_context& io, const Options& o, DeploymentController& cluster, Traffic& traffic,
            Recorder& recorder, LabApi* api, Migration* migration,
-           const std::function<bool()>& routers_settled, const bool& interrupted) {
+           const std::function<bool()>& routers_settled, const std::function<bool()>& tail_ended,
+           const bool& interrupted) {
   enum class Phase { warmup, waiting, rollout, tail };
   Phase phase = Phase::warmup;
   auto now = [] {
@@ -248,9 +250,14 @@ void drive(asio::io_context& io, const Options& o, DeploymentController& cluster
           return true;
         }
         // A router that never settles (an ingress that stopped answering) ends it after
-        // --ready-timeout more.
-        return phase == Phase::tail && now() >= phase_end
-               && (routers_settled() || now() >= phase_end + o.ready_timeout);
+        // --ready-timeout more. Then the run ends, or (--rollouts) waits for the next one.
+        bool over = phase == Phase::tail && now() >= phase_end
+                    && (routers_settled() || now() >= phase_end + o.ready_timeout);
+        if (over && !tail_ended()) {
+          phase = Phase::waiting;
+          return false;
+        }
+        return over;
       },
       kNoLimit);  // give_up, the traffic's end, a failed migration or a signal ends it
 }
@@ -262,6 +269,7 @@ kubeapi::ClusterInfo cluster_info(const Options& o, const kube::RolloutLimits& l
                                   const Recorder& recorder) {
   kubeapi::ClusterInfo info;
   info.deployment = o.kube_api->deployment;
+  info.pod_prefix = o.kube_api->pod_prefix;
   info.container = o.scenario.container.value_or("app");
   info.command = o.pod.command;
   info.port = o.pod.port;
@@ -421,9 +429,23 @@ Result run(const Options& o) {
 
   // Send the load through the routers; warm up, act, wait for the rollout, then the tail.
   Traffic traffic(o.load, o.method, o.path, routers, recorder);
+  // Each rollout's tail ends: its own record to on_rollout; true once the last one is done.
+  int rollouts = 0;
+  record::Micros rollout_from{0};
+  auto tail_ended = [&] {
+    ++rollouts;
+    if (o.on_rollout) {
+      record::Micros to = recorder.now();
+      o.on_rollout(rollouts,
+                   rollout_slice(recorder.snapshot(describe(o), to), rollout_from, to));
+      rollout_from = to;
+    }
+    return rollouts >= o.rollouts;
+  };
   if (!interrupted) {
     traffic.start();
-    drive(io, o, cluster, traffic, recorder, api.get(), migration.get(), settled, interrupted);
+    drive(io, o, cluster, traffic, recorder, api.get(), migration.get(), settled, tail_ended,
+          interrupted);
   }
 
   // Stop the load, kill whatever still runs, and hand back what was recorded.

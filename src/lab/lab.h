@@ -58,6 +58,11 @@ struct Options {
   // once it listens, before the pods start.
   std::optional<KubeApiOptions> kube_api;
   std::function<void(const std::string& url, const std::string& kubeconfig)> on_kube_api;
+  // How many rollouts the run waits for, each with its tail, before it ends (--rollouts; with
+  // --action none, each a client's). on_rollout, when set, gets each one's record as its tail
+  // ends (see rollout_slice), numbered from 1.
+  int rollouts = 1;
+  std::function<void(int index, const record::RunRecord& rollout)> on_rollout;
 };
 
 struct Result {

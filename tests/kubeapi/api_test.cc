@@ -29,11 +29,13 @@ protected:
 
   LabHooks hooks() {
     LabHooks h;
-    h.restart = [this] {
+    h.restart = [this](const std::string& deployment) {
       ++restarts;
+      return deployment == "web";
     };
-    h.scale = [this](int n) {
+    h.scale = [this](const std::string& deployment, int n) {
       scaled_to = n;
+      return deployment == "web";
     };
     h.delete_pod = [this](const std::string& pod) {
       deleted = pod;

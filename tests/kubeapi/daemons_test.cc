@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kubeapi/api.h"
 
 namespace zerodrop::kubeapi {
 namespace {
@@ -89,6 +90,35 @@ TEST(DaemonPodObject, RunningPodOnItsNodeOwnedByTheDaemonSet) {
   changed["spec"]["template"]["spec"]["containers"][0]["args"].push_back("--watcher");
   EXPECT_NE(revision_hash(changed), pod.hash);
   EXPECT_EQ(daemon_set_status(changed, {pod}, 3)["updatedNumberScheduled"], 0);
+}
+
+TEST(DaemonSetApi, CreatedCheckedAndItsGenerationCountsSpecChanges) {
+  Store store;
+  ClusterInfo info;
+  Api api(store, info, {"t", {}, "", std::chrono::seconds(1)}, {});
+  auto call = [&](const std::string& method, const std::string& target, const std::string& body,
+                  const std::string& type = "application/merge-patch+json") {
+    return std::get<HttpResponse>(api.handle({method, target, body, "Bearer t", type, ""}));
+  };
+  std::string url = "/apis/apps/v1/namespaces/zd/daemonsets";
+  json body = agents();
+  body["metadata"].erase("uid");
+  EXPECT_EQ(call("POST", url, body.dump()).status, 201);
+  json bad = body;
+  bad["metadata"]["name"] = "bad";
+  bad["spec"]["selector"]["matchLabels"]["app"] = "x";
+  HttpResponse refused = call("POST", url, bad.dump());
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_NE(refused.body.find("does not match"), std::string::npos);
+  HttpResponse r = call("PATCH", url + "/agent", R"({"metadata":{"labels":{"a":"b"}}})");
+  EXPECT_EQ(json::parse(r.body)["metadata"]["generation"], 1);
+  r = call("PATCH", url + "/agent",
+           R"({"spec":{"template":{"spec":{"containers":[{"name":"agent","args":["x"]}]}}}})",
+           "application/strategic-merge-patch+json");
+  json patched = json::parse(r.body);
+  EXPECT_EQ(patched["metadata"]["generation"], 2);
+  EXPECT_EQ(patched["spec"]["template"]["spec"]["containers"][0]["command"][0], "/zerodrop");
+  EXPECT_EQ(call("PATCH", url + "/agent", R"({"spec":{"selector":null}})").status, 400);
 }
 
 }  // namespace

@@ -148,5 +148,35 @@ TEST_F(ProjectionTest, RepeatedProbeFailuresAggregateIntoOneEvent) {
   EXPECT_EQ(unhealthy, 1);
 }
 
+TEST(ProjectionOfSeveral, TwoWorkloadsShareOneStoreWithoutSharingAName) {
+  Store store;
+  ClusterInfo grpc = info();
+  grpc.deployment = "grpc";
+  grpc.pod_prefix = "grpc-";
+  ClusterInfo web = info();
+  web.deployment = "web";
+  web.pod_prefix = "web-";
+  web.start_wall += seconds(1);  // started a moment later: its node objects are not stored again
+  Projection a(store, grpc);
+  Projection b(store, web);
+  a.publish_initial();
+  uint64_t rv = store.resource_version();
+  b.publish_initial();
+  EXPECT_EQ(store.list("nodes").items.size(), 2u);
+  EXPECT_EQ((*store.get("nodes", "node-1"))["metadata"]["uid"],
+            uid_of("Node", "node-1", grpc.start_wall));
+  EXPECT_GT(store.resource_version(), rv);  // its own Deployment, ReplicaSet and Service
+  a.observe(event(0.1, EventKind::pod_created, "pod-1", "127.20.0.3:8080 revision 1"));
+  b.observe(event(0.1, EventKind::pod_created, "pod-1", "127.20.0.4:8081 revision 1"));
+  json g = *store.get(Projection::kPods, "grpc-pod-1");
+  json w = *store.get(Projection::kPods, "web-pod-1");
+  EXPECT_EQ(g["metadata"]["labels"]["app"], "grpc");
+  EXPECT_EQ(w["metadata"]["labels"]["app"], "web");
+  EXPECT_EQ(w["status"]["podIP"], "127.20.0.4");
+  EXPECT_FALSE(store.get(Projection::kPods, "pod-1"));
+  EXPECT_EQ(store.list(Projection::kDeployments).items.size(), 2u);
+  EXPECT_EQ(store.list("services").items.size(), 2u);
+}
+
 }  // namespace
 }  // namespace zerodrop::kubeapi

@@ -5,6 +5,7 @@
 
 #include "kubeapi/api.h"
 #include "kubeapi/projection.h"
+#include "kubeapi/seed.h"
 
 namespace zerodrop::kubeapi {
 namespace {
@@ -188,6 +189,35 @@ TEST_F(WritesTest, BadBodiesGetAStatusNamingWhatIsWrong) {
   json b = call_json("POST", "/api/v1/namespaces/default/configmaps",
                      R"({"metadata":{"name":"same"}})", 201);
   EXPECT_NE(a["metadata"]["uid"], b["metadata"]["uid"]);
+}
+
+TEST_F(WritesTest, SeededAndClientDeploymentsAreStoredNotRun) {
+  seed_deployments(store, cluster(), 3);
+  json list = call_json("GET", "/apis/apps/v1/namespaces/default/deployments");
+  ASSERT_EQ(list["items"].size(), 4u);  // web and seed-0001 … seed-0003
+  EXPECT_EQ(list["items"][0]["metadata"]["name"], "seed-0001");
+  EXPECT_EQ(list["items"][0]["status"]["conditions"][1]["reason"], "NewReplicaSetAvailable");
+  EXPECT_EQ(call_json("GET", "/api/v1/namespaces/default/services/seed-0002")["spec"]["clusterIP"],
+            "None");
+  // A rollout restart of one no workload runs: observed at once (this Api has no hooks).
+  json d = call_json("PATCH", "/apis/apps/v1/namespaces/default/deployments/seed-0001",
+                     R"({"spec":{"template":{"metadata":{"annotations":{"r":"1"}}}}})");
+  EXPECT_EQ(d["metadata"]["generation"], 2);
+  EXPECT_EQ(d["status"]["observedGeneration"], 2);
+  // The lab's own workload cannot be deleted; a seeded one can, its ReplicaSet collected after.
+  call_json("DELETE", "/apis/apps/v1/namespaces/default/deployments/web", "", 405);
+  call_json("DELETE", "/apis/apps/v1/namespaces/default/deployments/seed-0003");
+  json created = call_json("POST", "/apis/apps/v1/namespaces/zd/deployments",
+                           R"({"metadata":{"name":"zerodrop-watch"},"spec":{"replicas":2,
+                               "selector":{"matchLabels":{"app":"w"}},
+                               "template":{"metadata":{"labels":{"app":"w"}}}}})",
+                           201);
+  EXPECT_EQ(created["status"]["observedGeneration"], 1);
+  EXPECT_FALSE(created["metadata"].value("annotations", json::object()).contains(kWorkload));
+  call_json("POST", "/apis/apps/v1/namespaces/zd/deployments", R"({"metadata":{"name":"x"}})",
+            400);
+  json scale = call_json("GET", "/apis/apps/v1/namespaces/zd/deployments/zerodrop-watch/scale");
+  EXPECT_EQ(scale["status"]["selector"], "app=w");
 }
 
 }  // namespace
