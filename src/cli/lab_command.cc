@@ -10,6 +10,7 @@
 
 #include "base/delay_distribution.h"
 #include "base/duration.h"
+#include "base/enum_names.h"
 #include "base/error.h"
 #include "base/exit_code.h"
 #include "base/parse.h"
@@ -167,11 +168,8 @@ void add_flags(CLI::App& app, Flags& f) {
 }
 
 lab::MigrateAt parse_migrate_at(const std::string& text) {
-  for (lab::MigrateAt at :
-       {lab::MigrateAt::before, lab::MigrateAt::between, lab::MigrateAt::after}) {
-    if (text == lab::to_string(at)) {
-      return at;
-    }
+  if (auto at = enum_from_name<lab::MigrateAt>(lab::kMigrateAtNames, text)) {
+    return *at;
   }
   throw Error(fmt::format("--migrate-at: expected before, between or after, got '{}'", text));
 }

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -36,7 +38,15 @@ struct PortRef {
 // What a probe or a lifecycle hook does.
 enum class HandlerKind { http_get, tcp_socket, exec, grpc, sleep };
 
-std::string_view to_string(HandlerKind kind);
+// The handler's key in a manifest, indexed by HandlerKind.
+inline constexpr auto kHandlerKindNames =
+    std::to_array<std::string_view>({"httpGet", "tcpSocket", "exec", "grpc", "sleep"});
+static_assert(kHandlerKindNames.size() == static_cast<size_t>(HandlerKind::sleep) + 1,
+              "one name per HandlerKind");
+
+constexpr std::string_view to_string(HandlerKind kind) {
+  return kHandlerKindNames[static_cast<size_t>(kind)];
+}
 
 // A probe or lifecycle handler: only the fields of its kind are meaningful.
 struct Handler {
@@ -101,6 +111,12 @@ enum class WorkloadKind {
   rollout,  // argoproj.io Rollout
 };
 
+// The kind as a manifest spells it, indexed by WorkloadKind.
+inline constexpr auto kWorkloadKindNames = std::to_array<std::string_view>(
+    {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Pod", "Job", "CronJob", "Rollout"});
+static_assert(kWorkloadKindNames.size() == static_cast<size_t>(WorkloadKind::rollout) + 1,
+              "one name per WorkloadKind");
+
 // The rollout strategy with the kind's defaults filled in.
 struct Strategy {
   std::string type;  // RollingUpdate, Recreate, OnDelete, Canary, BlueGreen
@@ -135,7 +151,9 @@ struct Workload {
   }
 };
 
-std::string_view to_string(WorkloadKind kind);
+constexpr std::string_view to_string(WorkloadKind kind) {
+  return kWorkloadKindNames[static_cast<size_t>(kind)];
+}
 
 // Reads the first workload in a file ("-" = stdin), for `lab -f` and `sim -f`: the first one that
 // is rolled (a chart's migration Job before its Deployment is skipped); a Job or CronJob only

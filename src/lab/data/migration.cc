@@ -83,18 +83,6 @@ std::string joined(const std::vector<std::string>& argv) {
 
 }  // namespace
 
-std::string_view to_string(MigrateAt at) {
-  switch (at) {
-    case MigrateAt::before:
-      return "before";
-    case MigrateAt::between:
-      return "between";
-    case MigrateAt::after:
-      break;
-  }
-  return "after";
-}
-
 std::string last_line(const std::string& path) {
   std::string text = tail_of(path);
   size_t end = text.find_last_not_of(" \r\n\t");

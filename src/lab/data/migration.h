@@ -1,7 +1,10 @@
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -15,7 +18,15 @@ class Recorder;
 // (the rollout waits for it); when the first pod of the new revision is Ready; after the rollout.
 enum class MigrateAt { before, between, after };
 
-std::string_view to_string(MigrateAt at);
+// --migrate-at's words, indexed by MigrateAt.
+inline constexpr auto kMigrateAtNames =
+    std::to_array<std::string_view>({"before", "between", "after"});
+static_assert(kMigrateAtNames.size() == static_cast<size_t>(MigrateAt::after) + 1,
+              "one name per MigrateAt");
+
+constexpr std::string_view to_string(MigrateAt at) {
+  return kMigrateAtNames[static_cast<size_t>(at)];
+}
 
 struct MigrationSpec {
   std::vector<std::string> command;  // run as given (no shell), with the pods' database env
