@@ -45,6 +45,13 @@ public:
   // Ends the measurements that are done, hands the agents their targets, says the Services'
   // probe problems as Warning Events, updates the gauges.
   void tick(std::chrono::steady_clock::time_point now);
+
+  // Workloads known so far.
+  size_t workloads() const {
+    std::lock_guard lock(mutex_);
+    return tracker_.workloads();
+  }
+
   // Ends every measurement now, as unfinished (partial).
   void stop_all();
 

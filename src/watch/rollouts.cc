@@ -144,7 +144,9 @@ std::vector<RolloutChange> RolloutTracker::on_object(const Json& object, Source 
     Seen& seen = seen_[key];
     seen.template_hash = now_template;
     seen.object = object;
-    if (source == Source::listed && deployment_in_progress(object)) {
+    // Generation 1 is the first template: pods coming up are the Deployment's creation.
+    if (source == Source::listed && number(field(object, "metadata"), "generation") > 1
+        && deployment_in_progress(object)) {
       seen.rolling = true;
       out.push_back({RolloutChange::Type::started, key, false, RolloutEnd::complete,
                      "under way when watch first saw it", object, Json()});

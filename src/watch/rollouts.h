@@ -41,9 +41,9 @@ struct RolloutChange {
 // The Deployment rollout rules, from the objects alone:
 // * starts when spec.template changes (a new generation whose template differs: `kubectl rollout
 //   restart` and `set image` do; a scale does not), or, for a workload seen for the first time
-//   (watch started, or a relist), when its status says a rollout is under way (observedGeneration
-//   behind, the Progressing condition not NewReplicaSetAvailable, replicas not all updated): then
-//   `whole` is false;
+//   (watch started, or a relist) past generation 1, when its status says a rollout is under way
+//   (observedGeneration behind, the Progressing condition not NewReplicaSetAvailable, replicas
+//   not all updated): then `whole` is false;
 // * ends when the controller has observed the generation and reports Progressing
 //   NewReplicaSetAvailable with every replica updated (complete), Progressing False
 //   ProgressDeadlineExceeded (failed), spec.paused (paused); a new template change ends it as

@@ -261,6 +261,8 @@ public:
     }
     if (!informers_) {
       informers_ = std::make_unique<Informers>(client_, o_, controller_);
+      std::cerr << fmt::format("zerodrop: watch: watching {} Deployments\n",
+                               controller_.workloads());
     }
     controller_.tick(now);
     return std::nullopt;
@@ -302,19 +304,19 @@ private:
 }  // namespace
 
 int run(const Options& o, const Finish& finish) {
-  verify::KubectlProxy proxy(o.kubectl);
-  verify::ApiClient client(proxy.socket_path());
-  std::string version = server_version(client);
-  preflight(client, o);
+  auto [host, port] = parse_listen(o.listen);
   std::error_code ec;
   std::filesystem::create_directories(o.out, ec);
   if (ec || ::access(o.out.c_str(), W_OK) != 0) {
     throw Error(fmt::format("--out {}: cannot write there", o.out));
   }
+  verify::KubectlProxy proxy(o.kubectl);
+  verify::ApiClient client(proxy.socket_path());
+  std::string version = server_version(client);
+  preflight(client, o);
   Metrics metrics;
   AgentHub hub(metrics);
   std::atomic<bool> leading{!o.leader_elect};
-  auto [host, port] = parse_listen(o.listen);
   HttpServer server(host, port, routes(o, metrics, hub, leading));
   std::cerr << fmt::format(
       "zerodrop: watch: serving /metrics, /runs/ and the agents' reports on {}:{} (API {}); run "

@@ -7,7 +7,8 @@
 # watch.json naming deregistration-race, as the lab's own report of the same rollout does;
 # /metrics (OpenMetrics, ending in # EOF) counts that rollout and its failures by hole and class
 # exactly as watch.json does, with the agents reporting; /runs/ lists the folder and serves its
-# report. SIGTERM ends watch (0) and the agents (0).
+# report; `kubectl get events` shows one RolloutDroppedRequests Event on the Deployment. SIGTERM
+# ends watch (0) and the agents (0).
 # labels: timing
 # cost: 60
 source "$(dirname "$0")/lib.sh"
@@ -92,6 +93,13 @@ for kind in rollout_started rollout_finished deletion_started pod_exited endpoin
   expect_grep "\"kind\":\"$kind\"" "$folder/events.ndjson"
 done
 grep -q "RolloutDroppedRequests: " "$WORK/watch.err" || { show; fail "watch did not say the verdict"; }
+# One Event on the Deployment, as kubectl shows it.
+kubectl get events --field-selector involvedObject.name=web,reason=RolloutDroppedRequests \
+  -o 'jsonpath={range .items[*]}{.type} {.involvedObject.kind} {.message}{"\n"}{end}' \
+  >"$WORK/events.txt" || { show; fail "kubectl get events failed"; }
+[ "$(grep -c . "$WORK/events.txt")" = 1 ] || { cat "$WORK/events.txt"; show; fail "expected one RolloutDroppedRequests Event"; }
+grep -Eq "^Warning Deployment [0-9,]+ of [0-9,]+ requests failed: .*deregistration-race" "$WORK/events.txt" \
+  || { cat "$WORK/events.txt"; fail "the Event does not name the hole"; }
 
 # /metrics says what watch.json says: the rollout, its requests and its failures by hole and class.
 metrics >"$WORK/metrics.txt"

@@ -81,6 +81,10 @@ TEST(RolloutTracker, ARolloutUnderWayWhenFirstListedIsPartial) {
 
 TEST(RolloutTracker, ANewDeploymentIsNoRollout) {
   RolloutTracker t;
+  // Listed while its first pods come up: its creation, not a rollout.
+  EXPECT_TRUE(
+      t.on_object(deployment(1, "a", 1, 1, 1, "ReplicaSetUpdated"), Source::listed).empty());
+  t = RolloutTracker();
   EXPECT_TRUE(
       t.on_object(deployment(1, "a", 0, 0, 0, "NewReplicaSetCreated"), Source::event).empty());
   EXPECT_TRUE(t.on_object(settled(1, "a"), Source::event).empty());
