@@ -7,12 +7,12 @@
 # per sync during which a new connect is lost (docs/dataplane-sync.md: the sim's probability is
 # this window x the node's connect rate, per sync).
 # Usage: bench/dataplane_sync.sh   (SHAPES="nft-kube-proxy nft-kube-proxy-full iptables-nft
-#   iptables-legacy nft-atomic none" RATES="1000 3000" CHANGE_RATES="20 0" SECONDS_EACH=30
+#   iptables-legacy nft-atomic iptables-nft-atomic iptables-legacy-atomic none" RATES="1000 3000" CHANGE_RATES="20 0" SECONDS_EACH=30
 #   SERVICES=20; a change rate 0 = as fast as the tool runs). Root; skips (exit 0) without it.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPRO="$HERE/../scripts/repro-proxy-sync-loss.sh"
-SHAPES=${SHAPES:-nft-kube-proxy nft-kube-proxy-full iptables-nft iptables-legacy nft-atomic none}
+SHAPES=${SHAPES:-nft-kube-proxy nft-kube-proxy-full iptables-nft iptables-legacy nft-atomic iptables-nft-atomic iptables-legacy-atomic none}
 RATES=${RATES:-1000 3000}
 CHANGE_RATES=${CHANGE_RATES:-20 0}
 SECONDS_EACH=${SECONDS_EACH:-30}

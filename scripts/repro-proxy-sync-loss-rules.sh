@@ -226,7 +226,43 @@ EOF
   echo "COMMIT"
 }
 
-restore() { "${SHAPE}-restore" -w 5 --noflush --counters; }
+restore() { "${SHAPE%-atomic}-restore" -w 5 --noflush --counters; }
+
+# The atomic iptables shape: no chain a packet may be traversing is flushed. The Service's
+# dispatch alternates between two chains (KUBE-SVA-, KUBE-SVB-): each change flushes and fills
+# the one no rule points to, adds the new endpoint's KUBE-SEP whole, then replaces (-R) the one
+# KUBE-SERVICES rule to point to it; a KUBE-SEP gone is deleted one change later, when the
+# chain that still named it is flushed. Nothing else is rewritten.
+declare -A ipt_seps=()  # KUBE-SEP chains that exist
+ipt_gone_before=""      # the KUBE-SEP of the endpoint gone at the previous change
+ipt_atomic_text() {  # ipt_atomic_text STEP
+  local step=$1 target ep came gone old
+  target="KUBE-SVA-${ISVC[1]#KUBE-SVC-}"
+  [ $((step % 2)) = 0 ] && target="KUBE-SVB-${ISVC[1]#KUBE-SVC-}"
+  endpoints_of 1 $((step - 1)); gone=${EPS[2]}
+  endpoints_of 1 "$step"; came=${EPS[2]}
+  echo "*nat"
+  echo ":$target - [0:0]"
+  if [ -z "${ipt_seps[$came]+x}" ]; then echo ":${ISEP[1,$came]} - [0:0]"; fi
+  # ipt_service_rules writes KUBE-SVC's rules: here into the target, endpoints' only when new.
+  ipt_service_rules 1 | sed "s/^-A ${ISVC[1]} /-A $target /" | while read -r line; do
+    case "$line" in
+      "-A KUBE-SEP-"*) [[ "$line" == "-A ${ISEP[1,$came]} "* && -z "${ipt_seps[$came]+x}" ]] && echo "$line" ;;
+      *) echo "$line" ;;
+    esac
+  done
+  svc_ip 1
+  echo "-R KUBE-SERVICES 1 -m comment --comment \"$(svc_name 1) cluster IP\" -m tcp -p tcp -d $SVC_IP --dport 80 -j $target"
+  if [ "$step" = 2 ]; then echo ":${ISVC[1]} - [0:0]"; echo "-X ${ISVC[1]}"; fi
+  if [ -n "$ipt_gone_before" ] && [ "$ipt_gone_before" != "$came" ]; then
+    echo ":${ISEP[1,$ipt_gone_before]} - [0:0]"
+    echo "-X ${ISEP[1,$ipt_gone_before]}"
+    unset "ipt_seps[$ipt_gone_before]"
+  fi
+  echo "COMMIT"
+  ipt_seps[$came]=1
+  ipt_gone_before=$gone
+}
 
 # --- the changes ---
 
@@ -277,6 +313,9 @@ one_change() {  # one_change STEP: the Service web-1's endpoints from STEP-1's t
       unset "stale[${NEP[1,$came]}]"
       stale[${NEP[1,$gone]}]=$(now_us)
       if [ "$step" = 1 ]; then stale[${NSVC[1]}]=$(now_us); else stale["${NSVC[1]}.g$((step - 1))"]=$(now_us); fi ;;
+    iptables-*-atomic)
+      ipt_atomic_text "$step" >"$TX.atomic"
+      restore <"$TX.atomic" ;;
     iptables-*) restore <"$TX.$((step % 10))" ;;
   esac
 }
@@ -291,9 +330,11 @@ case "${1:-}" in
     # The endpoints repeat every 10 changes, and so do the syncs' texts: written once, beforehand,
     # so that the loop only runs the tool (nft -f FILE, iptables-restore <FILE) as kube-proxy does.
     TX="$(dirname "$STOP")/tx"
-    if [ "$SHAPE" != nft-atomic ]; then
+    if [[ "$SHAPE" != *-atomic ]]; then
       for k in $(seq 0 9); do sync_text $((k + 10)) >"$TX.$k"; done
     fi
+    endpoints_of 1 0
+    for ep in "${EPS[@]}"; do ipt_seps[$ep]=1; done
     step=0
     start=$(now_us)
     while [ ! -e "$STOP" ]; do

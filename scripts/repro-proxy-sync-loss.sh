@@ -27,6 +27,10 @@
 #                        a generation), the service-ips map element is swapped to it in the same
 #                        transaction (delete + add element), and the old chains are deleted a
 #                        second later, when nothing can be in them
+#   iptables-nft-atomic  the same for iptables: the Service's dispatch alternates between two
+#   iptables-legacy-atomic chains, each change fills the one no rule points to, adds the new
+#                        KUBE-SEP whole and replaces (-R) the one KUBE-SERVICES rule; a KUBE-SEP
+#                        gone is deleted one change later; nothing else is rewritten
 #   none                 the same rules, written once; no change (the control)
 #
 # Every connect that fails is counted by its error; conntrack's untranslated SYN_SENT entries (the
@@ -50,8 +54,9 @@ RULES="$HERE/repro-proxy-sync-loss-rules.sh"
 
 die() { echo "repro-proxy-sync-loss: error: $*" >&2; exit 2; }
 case "$SHAPE" in
-  nft-kube-proxy | nft-kube-proxy-full | nft-atomic | iptables-nft | iptables-legacy | none) ;;
-  *) die "unknown shape '$SHAPE' (nft-kube-proxy, nft-kube-proxy-full, iptables-nft, iptables-legacy, nft-atomic, none)" ;;
+  nft-kube-proxy | nft-kube-proxy-full | nft-atomic | iptables-nft | iptables-legacy) ;;
+  iptables-nft-atomic | iptables-legacy-atomic | none) ;;
+  *) die "unknown shape '$SHAPE' (nft-kube-proxy, nft-kube-proxy-full, iptables-nft, iptables-legacy, nft-atomic, iptables-nft-atomic, iptables-legacy-atomic, none)" ;;
 esac
 [[ "$SECONDS_RUN" =~ ^[0-9]+$ && "$SECONDS_RUN" -gt 0 ]] || die "SECONDS '$SECONDS_RUN' is not a positive integer"
 [[ "$RATE" =~ ^[0-9]+$ && "$RATE" -gt 0 ]] || die "RATE '$RATE' is not a positive integer"
@@ -59,7 +64,7 @@ esac
 [[ "$SERVICES" =~ ^[0-9]+$ && "$SERVICES" -ge 1 && "$SERVICES" -le 200 ]] || die "SERVICES '$SERVICES' is not 1-200"
 [ "$(id -u)" = 0 ] || die "needs root (network namespaces)"
 need=(ip nft conntrack python3)
-case "$SHAPE" in iptables-*) need+=("$SHAPE-restore") ;; esac
+case "$SHAPE" in iptables-*) need+=("${SHAPE%-atomic}-restore") ;; esac
 for tool in "${need[@]}"; do
   command -v "$tool" >/dev/null || die "'$tool' is missing (apt install iproute2 nftables conntrack iptables python3)"
 done
