@@ -8,7 +8,8 @@
 # this window x the node's connect rate, per sync).
 # Usage: bench/dataplane_sync.sh   (SHAPES="nft-kube-proxy nft-kube-proxy-full iptables-nft
 #   iptables-legacy nft-atomic iptables-nft-atomic iptables-legacy-atomic none" RATES="1000 3000" CHANGE_RATES="20 0" SECONDS_EACH=30
-#   SERVICES=20; a change rate 0 = as fast as the tool runs). Root; skips (exit 0) without it.
+#   SERVICES=20 NFT_SHELL=0; a change rate 0 = as fast as the tool runs; NFT_SHELL=1: the nftables
+#   shapes through one `nft -i`, see the script). Root; skips (exit 0) without it.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPRO="$HERE/../scripts/repro-proxy-sync-loss.sh"
@@ -23,7 +24,7 @@ for tool in nft ip conntrack python3 iptables-nft-restore iptables-legacy-restor
 done
 
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<" $2"; }
-echo "kernel $(uname -r); $(nft --version); $(iptables-nft-restore --version 2>&1 | head -1);" \
+echo "NFT_SHELL=${NFT_SHELL:-0}; kernel $(uname -r); $(nft --version); $(iptables-nft-restore --version 2>&1 | head -1);" \
   "$(iptables-legacy-restore --version 2>&1 | head -1); load $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-20s %6s %6s %8s %8s %6s %6s %8s %8s %10s %12s\n' shape conn/s chg/s changes connects \
   failed lost untr-set syn-sent lost/chg window_us

@@ -127,6 +127,20 @@ nft_service_chains() {  # nft_service_chains SERVICE STEP: ensureChain and rules
   for ep in "${EPS[@]}"; do nft_endpoint_rules "$s" "$ep"; done
 }
 
+nft_named_map_text() {  # nft_named_map_text STEP: a diagnostic shape (below)
+  local ep i
+  endpoints_of 1 "$1"
+  for ep in "${EPS[@]}"; do echo "add chain $T ${NEP[1,$ep]}"; echo "flush chain $T ${NEP[1,$ep]}"; done
+  echo "add chain $T ${NSVC[1]}"
+  echo "flush chain $T ${NSVC[1]}"
+  svc_ip 1
+  echo "add rule $T ${NSVC[1]} ip daddr $SVC_IP tcp dport 80 ip saddr != 10.244.0.0/16 jump mark-for-masquerade"
+  echo "add rule $T ${NSVC[1]} numgen random mod ${#EPS[@]} vmap @eps-web-1"
+  for ep in "${EPS[@]}"; do nft_endpoint_rules 1 "$ep"; done
+  echo "delete element $T eps-web-1 { 2 }"
+  echo "add element $T eps-web-1 { 2 : goto ${NEP[1,${EPS[2]}]} }"
+}
+
 nft_full_sync_text() {  # nft_full_sync_text STEP
   nft_setup_text
   local s
@@ -266,6 +280,24 @@ ipt_atomic_text() {  # ipt_atomic_text STEP
 
 # --- the changes ---
 
+# NFT_SHELL=1: one `nft -i` for every nftables transaction (each one line, as the lab's
+# NftShell writes it), answered before the next; else one `nft -f` per transaction, as
+# kube-proxy's knftables runs it. The kernel sees the same transactions either way; the shell
+# only spares a process per change, for more changes per second on a busy machine.
+nft_commit() {  # nft_commit < TRANSACTION
+  if [ "${NFT_SHELL:-0}" = 1 ]; then
+    tr '\n' ';' >&"${NFT[1]}"
+    printf '\ndescribe tcp dport\n' >&"${NFT[1]}"
+    local line
+    while read -r -u "${NFT[0]}" line; do
+      [[ "$line" == *"16 bits"* ]] && return 0
+      echo "nft: $line" >&2
+    done
+    return 1
+  fi
+  nft -f -
+}
+
 declare -A stale=()  # chain -> when it went stale (us); nftables deletes it > 1 s later
 
 delete_stale() {  # a transaction of its own, before the sync's, as kube-proxy's nftables mode
@@ -274,7 +306,7 @@ delete_stale() {  # a transaction of its own, before the sync's, as kube-proxy's
   for c in "${!stale[@]}"; do
     if [ $((now - stale[$c])) -gt 1000000 ]; then old+=("$c"); unset "stale[$c]"; fi
   done
-  [ ${#old[@]} -eq 0 ] || printf "delete chain $T %s\n" "${old[@]}" | nft -f -
+  [ ${#old[@]} -eq 0 ] || { printf "delete chain $T %s\n" "${old[@]}" >"$TX.stale" && nft_commit <"$TX.stale"; }
 }
 
 sync_text() {  # sync_text STEP: the sync of SHAPE taking web-1 from STEP-1's endpoints to STEP's
@@ -283,6 +315,7 @@ sync_text() {  # sync_text STEP: the sync of SHAPE taking web-1 from STEP-1's en
   case "$SHAPE" in
     nft-kube-proxy) nft_service_chains 1 "$step"; echo "flush chain $T ${NEP[1,$gone]}" ;;
     nft-kube-proxy-full) nft_full_sync_text "$step"; echo "flush chain $T ${NEP[1,$gone]}" ;;
+    nft-flush-named-map) nft_named_map_text "$step"; echo "flush chain $T ${NEP[1,$gone]}" ;;
     iptables-*) ipt_sync_text "$step" 0 "${ISEP[1,$gone]}" ;;
   esac
 }
@@ -292,10 +325,10 @@ one_change() {  # one_change STEP: the Service web-1's endpoints from STEP-1's t
   endpoints_of 1 $((step - 1)); gone=${EPS[2]}
   endpoints_of 1 "$step"; came=${EPS[2]}
   case "$SHAPE" in
-    nft-kube-proxy | nft-kube-proxy-full)
+    nft-kube-proxy | nft-kube-proxy-full | nft-flush-named-map)
       delete_stale
       unset "stale[${NEP[1,$came]}]"
-      nft -f "$TX.$((step % 10))"
+      nft_commit <"$TX.$((step % 10))"
       stale[${NEP[1,$gone]}]=$(now_us) ;;
     nft-atomic)
       delete_stale
@@ -309,7 +342,8 @@ one_change() {  # one_change STEP: the Service web-1's endpoints from STEP-1's t
         nft_dispatch_rules 1 "$chain"
         echo "delete element $T service-ips { 10.96.0.10 . tcp . 80 }"
         echo "add element $T service-ips { 10.96.0.10 . tcp . 80 : goto $chain }"
-      } | nft -f -
+      } >"$TX.atomic"
+      nft_commit <"$TX.atomic"
       unset "stale[${NEP[1,$came]}]"
       stale[${NEP[1,$gone]}]=$(now_us)
       if [ "$step" = 1 ]; then stale[${NSVC[1]}]=$(now_us); else stale["${NSVC[1]}.g$((step - 1))"]=$(now_us); fi ;;
@@ -324,6 +358,14 @@ case "${1:-}" in
   setup)
     case "$SHAPE" in
       iptables-*) { ipt_jumps | restore; } && ipt_sync_text 0 1 | restore ;;
+      nft-flush-named-map)
+        {
+          nft_full_sync_text 0
+          echo "add map $T eps-web-1 { typeof numgen random mod 3 : verdict ; }"
+          endpoints_of 1 0
+          for i in 0 1 2; do echo "add element $T eps-web-1 { $i : goto ${NEP[1,${EPS[$i]}]} }"; done
+          nft_named_map_text 0
+        } | nft -f - ;;
       *) nft_full_sync_text 0 | nft -f - ;;
     esac ;;
   churn)
@@ -335,6 +377,7 @@ case "${1:-}" in
     fi
     endpoints_of 1 0
     for ep in "${EPS[@]}"; do ipt_seps[$ep]=1; done
+    if [ "${NFT_SHELL:-0}" = 1 ] && [[ "$SHAPE" == nft-* ]]; then coproc NFT { nft -i 2>&1; }; fi
     step=0
     start=$(now_us)
     while [ ! -e "$STOP" ]; do

@@ -31,6 +31,10 @@
 #   iptables-legacy-atomic chains, each change fills the one no rule points to, adds the new
 #                        KUBE-SEP whole and replaces (-R) the one KUBE-SERVICES rule; a KUBE-SEP
 #                        gone is deleted one change later; nothing else is rewritten
+#   nft-flush-named-map  a diagnostic shape: kube-proxy's partial sync, but the Service's chain
+#                        dispatches through a named verdict map (`numgen random mod 3 vmap
+#                        @eps-web-1`, its third element swapped) instead of an anonymous one in
+#                        the rule: whether the flush alone loses, or the anonymous map
 #   none                 the same rules, written once; no change (the control)
 #
 # Every connect that fails is counted by its error; conntrack's untranslated SYN_SENT entries (the
@@ -39,7 +43,9 @@
 # connect always succeeds).
 #
 # Usage: scripts/repro-proxy-sync-loss.sh [SHAPE] [SECONDS]   (default nft-kube-proxy 20)
-#   env RATE=1000 CHANGES=20 SERVICES=20 TIMEOUT=1.5
+#   env RATE=1000 CHANGES=20 SERVICES=20 TIMEOUT=1.5 NFT_SHELL=0 (1: the nftables shapes' changes
+#   go through one `nft -i`, a line per transaction, instead of an `nft -f` each: the same
+#   transactions, more of them per second)
 # Prints one line of key=value. Root; needs nft, ip (iproute2), conntrack (conntrack-tools),
 # python3, and iptables for the iptables shapes. Cleans up its namespace on every exit.
 set -euo pipefail
@@ -55,7 +61,7 @@ RULES="$HERE/repro-proxy-sync-loss-rules.sh"
 die() { echo "repro-proxy-sync-loss: error: $*" >&2; exit 2; }
 case "$SHAPE" in
   nft-kube-proxy | nft-kube-proxy-full | nft-atomic | iptables-nft | iptables-legacy) ;;
-  iptables-nft-atomic | iptables-legacy-atomic | none) ;;
+  iptables-nft-atomic | iptables-legacy-atomic | nft-flush-named-map | none) ;;
   *) die "unknown shape '$SHAPE' (nft-kube-proxy, nft-kube-proxy-full, iptables-nft, iptables-legacy, nft-atomic, iptables-nft-atomic, iptables-legacy-atomic, none)" ;;
 esac
 [[ "$SECONDS_RUN" =~ ^[0-9]+$ && "$SECONDS_RUN" -gt 0 ]] || die "SECONDS '$SECONDS_RUN' is not a positive integer"
@@ -141,7 +147,7 @@ EOF
 # The rules as kube-proxy first writes them (a full sync), then the changes.
 SHAPE=$SHAPE SERVICES=$SERVICES in_ns bash "$RULES" setup || die "the kernel refused the '$SHAPE' rules"
 if [ "$SHAPE" != none ]; then
-  SHAPE=$SHAPE SERVICES=$SERVICES CHANGES=$CHANGES STOP="$WORK/stop" COUNT="$WORK/changes" \
+  SHAPE=$SHAPE SERVICES=$SERVICES CHANGES=$CHANGES NFT_SHELL=${NFT_SHELL:-0} STOP="$WORK/stop" COUNT="$WORK/changes" \
     in_ns bash "$RULES" churn &
   pids+=($!)
 fi
@@ -199,6 +205,6 @@ while read -r _ port; do
   in_ns conntrack -L -p tcp --state SYN_SENT --reply-src 10.96.0.10 --sport "$port" 2>/dev/null \
     | grep -q . && syn_sent_matched=$((syn_sent_matched + 1))
 done <"$WORK/failed"
-echo "shape=$SHAPE kernel=$(uname -r) seconds=$SECONDS_RUN rate=$RATE changes_per_s=$CHANGES" \
+echo "shape=$SHAPE nft_shell=${NFT_SHELL:-0} kernel=$(uname -r) seconds=$SECONDS_RUN rate=$RATE changes_per_s=$CHANGES" \
   "services=$SERVICES changes=$changes $(cat "$WORK/client") untranslated_syn_sent=$untranslated" \
   "untranslated_seen=$untranslated_seen failed_seen_untranslated=$matched failed_with_syn_sent_entry=$syn_sent_matched"
