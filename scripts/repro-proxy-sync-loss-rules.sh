@@ -306,7 +306,15 @@ delete_stale() {  # a transaction of its own, before the sync's, as kube-proxy's
   for c in "${!stale[@]}"; do
     if [ $((now - stale[$c])) -gt 1000000 ]; then old+=("$c"); unset "stale[$c]"; fi
   done
-  [ ${#old[@]} -eq 0 ] || { printf "delete chain $T %s\n" "${old[@]}" >"$TX.stale" && nft_commit <"$TX.stale"; }
+  [ ${#old[@]} -eq 0 ] && return 0
+  {
+    # nft-atomic's stale Service chains still name stale endpoint chains: emptied first, so that
+    # their deletions in any order find no reference (kube-proxy's were flushed when they went
+    # stale).
+    [ "$SHAPE" != nft-atomic ] || printf "flush chain $T %s\n" "${old[@]}"
+    printf "delete chain $T %s\n" "${old[@]}"
+  } >"$TX.stale"
+  nft_commit <"$TX.stale"
 }
 
 sync_text() {  # sync_text STEP: the sync of SHAPE taking web-1 from STEP-1's endpoints to STEP's
