@@ -31,7 +31,10 @@ printf '%-20s %6s %6s %8s %8s %6s %6s %8s %8s %10s %12s\n' shape conn/s chg/s ch
 for shape in $SHAPES; do
   for rate in $RATES; do
     for changes in $CHANGE_RATES; do
-      line=$(RATE=$rate CHANGES=$changes "$REPRO" "$shape" "$SECONDS_EACH")
+      if ! line=$(RATE=$rate CHANGES=$changes "$REPRO" "$shape" "$SECONDS_EACH"); then
+        printf '%-20s %6d %6s  the reproducer failed (its error above)\n' "$shape" "$rate" "$changes"
+        continue
+      fi
       made=$(field changes "$line")
       conn=$(field connects "$line")
       failed=$(($(field timeout "$line") + $(field refused "$line") + $(field other "$line")))
