@@ -329,7 +329,7 @@ sync_text() {  # sync_text STEP: the sync of SHAPE taking web-1 from STEP-1's en
 }
 
 one_change() {  # one_change STEP: the Service web-1's endpoints from STEP-1's to STEP's
-  local step=$1 gone came chain
+  local step=$1 gone came chain now
   endpoints_of 1 $((step - 1)); gone=${EPS[2]}
   endpoints_of 1 "$step"; came=${EPS[2]}
   case "$SHAPE" in
@@ -353,8 +353,10 @@ one_change() {  # one_change STEP: the Service web-1's endpoints from STEP-1's t
       } >"$TX.atomic"
       nft_commit <"$TX.atomic"
       unset "stale[${NEP[1,$came]}]"
-      stale[${NEP[1,$gone]}]=$(now_us)
-      if [ "$step" = 1 ]; then stale[${NSVC[1]}]=$(now_us); else stale["${NSVC[1]}.g$((step - 1))"]=$(now_us); fi ;;
+      # One time for both: the Service chain that names the gone endpoint's must not outlive it.
+      now=$(now_us)
+      stale[${NEP[1,$gone]}]=$now
+      if [ "$step" = 1 ]; then stale[${NSVC[1]}]=$now; else stale["${NSVC[1]}.g$((step - 1))"]=$now; fi ;;
     iptables-*-atomic)
       ipt_atomic_text "$step" >"$TX.atomic"
       restore <"$TX.atomic" ;;
