@@ -311,7 +311,7 @@ delete_stale() {  # a transaction of its own, before the sync's, as kube-proxy's
     # nft-atomic's stale Service chains still name stale endpoint chains: emptied first, so that
     # their deletions in any order find no reference (kube-proxy's were flushed when they went
     # stale).
-    [ "$SHAPE" != nft-atomic ] || printf "flush chain $T %s\n" "${old[@]}"
+    [[ "$SHAPE" != nft-atomic && "$SHAPE" != nft-element-swap ]] || printf "flush chain $T %s\n" "${old[@]}"
     printf "delete chain $T %s\n" "${old[@]}"
   } >"$TX.stale"
   nft_commit <"$TX.stale"
@@ -338,7 +338,7 @@ one_change() {  # one_change STEP: the Service web-1's endpoints from STEP-1's t
       unset "stale[${NEP[1,$came]}]"
       nft_commit <"$TX.$((step % 10))"
       stale[${NEP[1,$gone]}]=$(now_us) ;;
-    nft-atomic)
+    nft-atomic | nft-element-swap)
       delete_stale
       chain="${NSVC[1]}.g$step"
       {
@@ -348,15 +348,26 @@ one_change() {  # one_change STEP: the Service web-1's endpoints from STEP-1's t
         fi
         echo "add chain $T $chain"
         nft_dispatch_rules 1 "$chain"
-        echo "delete element $T service-ips { 10.96.0.10 . tcp . 80 }"
-        echo "add element $T service-ips { 10.96.0.10 . tcp . 80 : goto $chain }"
+        if [ "$SHAPE" = nft-element-swap ]; then
+          echo "delete element $T service-ips { 10.96.0.10 . tcp . 80 }"
+          echo "add element $T service-ips { 10.96.0.10 . tcp . 80 : goto $chain }"
+        else
+          # The element keeps pointing to the Service's chain, whose one rule jumps to the
+          # generation in use: that rule is replaced (a plain rule, no set).
+          echo "flush chain $T ${NSVC[1]}"
+          echo "add rule $T ${NSVC[1]} goto $chain"
+        fi
       } >"$TX.atomic"
       nft_commit <"$TX.atomic"
       unset "stale[${NEP[1,$came]}]"
       # One time for both: the Service chain that names the gone endpoint's must not outlive it.
       now=$(now_us)
       stale[${NEP[1,$gone]}]=$now
-      if [ "$step" = 1 ]; then stale[${NSVC[1]}]=$now; else stale["${NSVC[1]}.g$((step - 1))"]=$now; fi ;;
+      if [ "$step" = 1 ]; then
+        [ "$SHAPE" = nft-atomic ] || stale[${NSVC[1]}]=$now
+      else
+        stale["${NSVC[1]}.g$((step - 1))"]=$now
+      fi ;;
     iptables-*-atomic)
       ipt_atomic_text "$step" >"$TX.atomic"
       restore <"$TX.atomic" ;;

@@ -22,11 +22,14 @@
 #                        KUBE-PROXY-FIREWALL, nat's KUBE-SERVICES, KUBE-NODEPORTS, KUBE-POSTROUTING,
 #                        KUBE-MARK-MASQ, the Service's KUBE-SVC and its KUBE-SEP chains, and
 #                        flushes and deletes (-X) the gone endpoint's KUBE-SEP chain
-#   nft-atomic           no chain a packet may be traversing is flushed: new endpoint chains are
-#                        added whole, the Service's chain is a new one per change (its name carries
-#                        a generation), the service-ips map element is swapped to it in the same
-#                        transaction (delete + add element), and the old chains are deleted a
-#                        second later, when nothing can be in them
+#   nft-atomic           no chain with a set in its rules is flushed: new endpoint chains are
+#                        added whole, the Service's dispatch is a new chain per change (its name
+#                        carries a generation, its rule its own anonymous map), the Service's
+#                        chain (the one service-ips points to) gets its one rule `goto` that
+#                        chain replaced (flush and add: a plain rule), and the old chains are
+#                        deleted a second later, when nothing can be in them
+#   nft-element-swap     the same, but the service-ips map element itself is swapped to the new
+#                        chain (delete + add element) instead of the Service chain's rule
 #   iptables-nft-atomic  the same for iptables: the Service's dispatch alternates between two
 #   iptables-legacy-atomic chains, each change fills the one no rule points to, adds the new
 #                        KUBE-SEP whole and replaces (-R) the one KUBE-SERVICES rule; a KUBE-SEP
@@ -61,7 +64,7 @@ RULES="$HERE/repro-proxy-sync-loss-rules.sh"
 die() { echo "repro-proxy-sync-loss: error: $*" >&2; exit 2; }
 case "$SHAPE" in
   nft-kube-proxy | nft-kube-proxy-full | nft-atomic | iptables-nft | iptables-legacy) ;;
-  iptables-nft-atomic | iptables-legacy-atomic | nft-flush-named-map | none) ;;
+  iptables-nft-atomic | iptables-legacy-atomic | nft-flush-named-map | nft-element-swap | none) ;;
   *) die "unknown shape '$SHAPE' (nft-kube-proxy, nft-kube-proxy-full, iptables-nft, iptables-legacy, nft-atomic, iptables-nft-atomic, iptables-legacy-atomic, none)" ;;
 esac
 [[ "$SECONDS_RUN" =~ ^[0-9]+$ && "$SECONDS_RUN" -gt 0 ]] || die "SECONDS '$SECONDS_RUN' is not a positive integer"

@@ -51,6 +51,9 @@ Examples:
   zerodrop lab --action scale-down 1 --no-keepalive -- python3 -m http.server {port} --bind {ip}
   zerodrop lab --db postgres --migrate 'psql -v ON_ERROR_STOP=1 -f V2.sql' --migrate-at before \
       --to './app --app-version 2' -- ./app --app-version 1     # the schema race
+  sudo zerodrop lab --dataplane nftables --no-keepalive --rate 2000 --dataplane-churn 200 \
+      --prestop sleep:2s -- ./server --port {port}   # kube-proxy's rewrites lose a few new
+      # connects (proxy-sync-loss); add --dataplane-sync atomic and none are lost
   zerodrop lab --demo)";
 
 // Flag values as text, converted with base/parse.h so that errors name the flag.
@@ -58,6 +61,7 @@ struct Flags {
   std::vector<std::string> command;
   LabPodFlags pod;  // -f, --container and the flags that override the manifest
   std::string nodes = "3", propagation = "1s", seed = "1", dataplane = "l4", retries = "0";
+  std::string dataplane_sync = "kube-proxy", dataplane_churn = "0";
   std::string ingress;
   std::vector<std::string> action = {"restart"};
   LoadFlags load{.rate = "200", .fresh_share = "50%"};  // the shared ones, with the lab's defaults
@@ -93,6 +97,20 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--dataplane", f.dataplane,
                  "l4 (kube-proxy) | l7 (ingress) | nftables | iptables (kube-proxy's rules in the "
                  "kernel, each node a network namespace; root)")
+      ->capture_default_str();
+  app.add_option(
+         "--dataplane-sync", f.dataplane_sync,
+         "nftables | iptables: how each node writes an endpoint change. kube-proxy: as "
+         "kube-proxy does, the Service's chains flushed and refilled in one transaction, so "
+         "a new connection whose SYN crosses the commit can get no NAT and is lost "
+         "(proxy-sync-loss; docs/dataplane-sync.md) | atomic: the new chains built whole, "
+         "then one plain rule pointed at them; nothing with a set that a packet may be in is "
+         "replaced")
+      ->capture_default_str();
+  app.add_option("--dataplane-churn", f.dataplane_churn,
+                 "nftables | iptables: N more syncs a second on each node, the Service's "
+                 "endpoints written again in --dataplane-sync's shape, as a busier node rewrites "
+                 "its rules for other changes (0: only the rollout's changes)")
       ->capture_default_str();
   app.add_option("--ingress", f.ingress,
                  "nginx | haproxy: Debian's nginx or HAProxy as each node's L7 router, "
@@ -295,6 +313,25 @@ void apply_container(const Flags& f, lab::Options& o) {
   }
 }
 
+// --dataplane-sync and --dataplane-churn: for the kernel's dataplanes only.
+void apply_dataplane_sync(const CLI::App& app, const Flags& f, lab::Options& o) {
+  auto sync = lab::dataplane_sync_from_string(f.dataplane_sync);
+  if (!sync) {
+    throw Error(
+        fmt::format("--dataplane-sync: expected kube-proxy or atomic, got '{}'", f.dataplane_sync));
+  }
+  o.dataplane_sync = *sync;
+  o.dataplane_churn = int_flag(f.dataplane_churn, "--dataplane-churn", 0, 10'000);
+  for (const char* flag : {"--dataplane-sync", "--dataplane-churn"}) {
+    if (app.count(flag) > 0 && !lab::in_kernel(o.dataplane)) {
+      throw Error(
+          fmt::format("{}: the kernel's dataplanes write rules; add --dataplane nftables "
+                      "or --dataplane iptables (not {})",
+                      flag, lab::to_string(o.dataplane)));
+    }
+  }
+}
+
 lab::Options to_options(const CLI::App& app, const Flags& f) {
   lab::Options o;
   o.pod.readiness = lab::parse_probe("tcp", "--readiness");
@@ -320,6 +357,7 @@ lab::Options to_options(const CLI::App& app, const Flags& f) {
                 : f.dataplane == "nftables" ? lab::Dataplane::nftables
                                             : lab::Dataplane::iptables;
   apply_ingress(app, f, o);
+  apply_dataplane_sync(app, f, o);
   o.retries = int_flag(f.retries, "--retries", 0, 100);
   apply_action(f, o);
   apply_load(app, f, o);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "base/subprocess.h"
+#include "diagnose/sync_rules.h"
 
 namespace zerodrop::diagnose {
 namespace {
@@ -289,6 +290,29 @@ std::string liveness_evidence(const Group& g, const Facts& facts) {
                      top.name, classes_text(top.requests), when, top.others);
 }
 
+// How many of the group each proof gave (the reason names it: "(proved)", "(likely, …"), the
+// nodes, and the first failure's own reason, which quotes the commit or the change.
+std::string sync_loss_evidence(const Group& g) {
+  std::map<std::string, size_t> by_proof;
+  std::set<std::string> nodes;
+  for (size_t i = 0; i < g.requests.size(); ++i) {
+    for (SyncLossProof p :
+         {SyncLossProof::proved, SyncLossProof::likely, SyncLossProof::possible}) {
+      if (g.diagnoses[i]->reason.find(fmt::format("({}", to_string(p))) != std::string::npos) {
+        ++by_proof[std::string(to_string(p))];
+      }
+    }
+    nodes.insert(g.requests[i]->router);
+  }
+  std::vector<std::string> proofs;
+  for (const auto& [proof, n] : by_proof) {
+    proofs.push_back(fmt::format("{} {}", n, proof));
+  }
+  return fmt::format("{} lost by the proxy of {} while it rewrote its rules ({}); first: {}",
+                     counted(g.requests.size(), "new connect"), fmt::join(nodes, ", "),
+                     fmt::join(proofs, ", "), g.diagnoses.front()->reason);
+}
+
 // "pods pod-1, pod-2 of version A (./app --app-version 1)".
 std::string version_text(const std::set<std::string>& pods, const std::string& version,
                          const std::string& command) {
@@ -378,6 +402,8 @@ std::string evidence_for(const Group& g, const Facts& facts, const RuleContext& 
       return liveness_evidence(g, facts);
     case Hole::schema_race:
       return schema_evidence(g, facts, context);
+    case Hole::proxy_sync_loss:
+      return sync_loss_evidence(g);
     case Hole::unexplained:
       break;
   }

@@ -165,6 +165,11 @@ Facts::Facts(const record::RunRecord& run) {
       routers.insert(e.router);
     } else if (e.kind == EventKind::router_refused) {
       refusals_.push_back(e);
+    } else if (e.kind == EventKind::endpoint_changed) {
+      changes_.push_back(e);
+    } else if (e.kind == EventKind::note && !e.router.empty()
+               && e.detail.starts_with(record::kRuleSync)) {
+      syncs_.push_back(e);
     } else if (e.kind == EventKind::rollout_started) {
       set_first(rollout_started_, e.t);
     } else if (e.kind == EventKind::rollout_finished) {
@@ -191,7 +196,11 @@ Facts::Facts(const record::RunRecord& run) {
     if (!r.failed && it != pod_index_.end()) {
       set_first(pods_[it->second].first_success, r.sent.value_or(r.intended));
     }
+    if (!r.failed) {
+      successes_.push_back(r.sent.value_or(r.intended));
+    }
   }
+  std::sort(successes_.begin(), successes_.end());
   routers_.assign(routers.begin(), routers.end());
   // Each router's first termination apply per deleted pod: asked once per failed request, so
   // kept in a map rather than found by a scan of every apply (quadratic on large sim runs).
@@ -249,10 +258,61 @@ std::optional<Micros> Facts::applied_for(std::string_view router, std::string_vi
   return last;
 }
 
+namespace {
+
+Micros abs_micros(Micros d) {
+  return d < Micros{0} ? -d : d;
+}
+
+}  // namespace
+
 bool Facts::refused_between(std::string_view router, std::string_view pod_name, Micros from,
                             Micros to) const {
   return std::any_of(refusals_.begin(), refusals_.end(), [&](const Event& e) {
     return e.pod == pod_name && (router.empty() || e.router == router) && e.t >= from && e.t <= to;
+  });
+}
+
+std::optional<Facts::RuleCommit> Facts::nearest_commit(std::string_view router, Micros t) const {
+  std::optional<RuleCommit> best;
+  auto consider = [&](Micros at, const std::string& pod, const std::string& detail) {
+    if (!best || abs_micros(at - t) < abs_micros(best->t - t)) {
+      best = RuleCommit{at, pod, detail};
+    }
+  };
+  for (const Apply& a : applies_) {
+    if (a.router == router) {
+      consider(a.t, a.pod, "");
+    }
+  }
+  for (const Event& e : syncs_) {
+    if (e.router == router) {
+      consider(e.t, "", e.detail);
+    }
+  }
+  return best;
+}
+
+const Event* Facts::change_before(Micros t, Micros window) const {
+  auto after = std::upper_bound(changes_.begin(), changes_.end(), t,
+                                [](Micros at, const Event& e) { return at < e.t; });
+  if (after == changes_.begin() || std::prev(after)->t < t - window) {
+    return nullptr;
+  }
+  return &*std::prev(after);
+}
+
+size_t Facts::successes_between(Micros from, Micros to) const {
+  if (to < from) {
+    return 0;
+  }
+  return static_cast<size_t>(std::upper_bound(successes_.begin(), successes_.end(), to)
+                             - std::lower_bound(successes_.begin(), successes_.end(), from));
+}
+
+bool Facts::pod_terminating_at(Micros t) const {
+  return std::any_of(pods_.begin(), pods_.end(), [t](const PodLife& p) {
+    return p.deletion && *p.deletion <= t && !(p.exited && *p.exited < t);
   });
 }
 

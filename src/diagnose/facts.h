@@ -52,6 +52,28 @@ public:
   // has no router_applied event for it at all.
   std::optional<int> ready_endpoints_on(std::string_view router, Micros t) const;
 
+  // A router's rule commit: a router_applied event (its pod) or a rule-sync note (its detail).
+  struct RuleCommit {
+    Micros t{0};
+    std::string pod;     // router_applied: the pod whose change it committed
+    std::string detail;  // a rule-sync note's detail (record::kRuleSync); empty for an apply
+  };
+
+  // The rule commit of `router` nearest to `t` (the earlier of two as near); nullopt when
+  // `router` has none.
+  std::optional<RuleCommit> nearest_commit(std::string_view router, Micros t) const;
+
+  // The latest endpoint_changed event (the API's EndpointSlice change, any pod) in
+  // [t - window, t]; nullptr when there is none.
+  const record::Event* change_before(Micros t, Micros window) const;
+
+  // How many requests sent in [from, to] succeeded (through any router, to any pod).
+  size_t successes_between(Micros from, Micros to) const;
+
+  // Whether some pod was terminating at `t`: its deletion started at or before `t`, and it had
+  // not exited before `t`.
+  bool pod_terminating_at(Micros t) const;
+
   // Routers named by router_applied events, sorted.
   const std::vector<std::string>& routers() const { return routers_; }
 
@@ -86,6 +108,9 @@ private:
 
   std::vector<Apply> applies_;           // router_applied, in time order
   std::vector<record::Event> refusals_;  // router_refused, in time order
+  std::vector<record::Event> changes_;   // endpoint_changed, in time order
+  std::vector<record::Event> syncs_;     // rule-sync notes (record::kRuleSync), in time order
+  std::vector<Micros> successes_;        // send times of the requests that succeeded, sorted
   std::vector<std::string> routers_;
   std::vector<MigrationRun> migrations_;
   std::optional<Micros> rollout_started_, rollout_finished_;

@@ -298,6 +298,27 @@ Fix schema_fix() {
   return fix;
 }
 
+Fix sync_loss_fix() {
+  Fix fix;
+  fix.summary =
+      "retry a connect that failed before reaching any pod; no rollout setting closes this one";
+  fix.why =
+      "the node's proxy flushes and refills the chain a new connection must traverse at every "
+      "endpoint change (kube-proxy's nftables and iptables modes alike), and a SYN that crosses "
+      "the nat hook then gets no DNAT: it goes to no pod, so no request was sent and a retry is "
+      "safe even for a non-idempotent method (docs/dataplane-sync.md)";
+  fix.steps = {
+      "Client side: retry a connect that timed out or was refused once, at once, before sending "
+      "anything: the request never reached a pod. Keep connect timeouts short (a lost SYN waits "
+      "for its retransmission, 1 s, and follows the same untranslated conntrack entry).",
+      "Reuse connections (keep-alive): a lost connect costs only new connections, and a kept-alive "
+      "one is not re-translated.",
+      "Node side: a proxy that never flushes a chain a packet may be traversing (build the "
+      "Service's new chain whole, then swap the one map element that points to it, delete the "
+      "old chain later) does not lose (docs/dataplane-sync.md measures both)."};
+  return fix;
+}
+
 }  // namespace
 
 int k8s_minor(const std::string& version) {
@@ -333,6 +354,8 @@ Fix fix_of(Hole hole, const FixInputs& in) {
       return liveness_fix(in);
     case Hole::schema_race:
       return schema_fix();
+    case Hole::proxy_sync_loss:
+      return sync_loss_fix();
     case Hole::unexplained:
       break;
   }

@@ -56,7 +56,8 @@ std::optional<RequestDiagnosis> router_fault(const RequestRecord& r, const Facts
         0, Hole::unexplained, BackendState::unknown, false,
         fmt::format(
             "{} with no pod: the kernel of {} gave its connection to the Service no NAT ({}), "
-            "so it went to no pod; the router failed, not the app",
+            "so it went to no pod, with no rule commit of that node near it; the router failed, "
+            "not the app",
             record::to_string(r.outcome), r.router, r.router_error)};
   }
   auto failure = http::proxy_failure_from_string(r.router_error);

@@ -13,6 +13,7 @@
 #include "base/subprocess.h"
 #include "diagnose/h2_rules.h"
 #include "diagnose/router_rules.h"
+#include "diagnose/sync_rules.h"
 
 namespace zerodrop::diagnose {
 namespace {
@@ -453,6 +454,10 @@ RequestDiagnosis one_of(const RequestRecord& r, size_t index, const Facts& facts
 
 RequestDiagnosis attribute(const RequestRecord& r, size_t index, const Facts& facts,
                            const RuleContext& context) {
+  if (auto lost = sync_loss(r, facts)) {
+    lost->index = index;
+    return *lost;
+  }
   if (r.backend.empty() && !r.backend_candidates.empty()) {
     return one_of(r, index, facts, context);
   }

@@ -73,6 +73,10 @@ record::Scenario describe(const Options& o) {
   x["propagation"] = o.propagation.to_string();
   x["seed"] = std::to_string(o.seed);
   x["dataplane"] = to_string(o.dataplane);
+  if (in_kernel(o.dataplane)) {
+    x["dataplane_sync"] = to_string(o.dataplane_sync);
+    x["dataplane_churn"] = std::to_string(o.dataplane_churn);
+  }
   x["retries"] = std::to_string(o.retries);
   if (o.ingress != Ingress::none) {
     x["ingress"] = to_string(o.ingress);

@@ -91,6 +91,8 @@ std::vector<std::unique_ptr<Router>> start_routers(const Options& o, Recorder& r
     r.netns = network != nullptr ? network->netns(i) : -1;
     r.name = fmt::format("node-{}", i);
     r.dataplane = o.dataplane;
+    r.dataplane_sync = o.dataplane_sync;
+    r.dataplane_churn = o.dataplane_churn;
     r.retries = o.retries;
     r.ingress = o.ingress;
     r.ingress_dir = fmt::format("{}/ingress/{}", recorder.dir(), r.name);

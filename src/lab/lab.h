@@ -38,6 +38,8 @@ struct Options {
   DelayDistribution propagation = DelayDistribution::fixed(std::chrono::seconds(1));
   uint64_t seed = 1;
   Dataplane dataplane = Dataplane::l4;
+  DataplaneSync dataplane_sync = DataplaneSync::kube_proxy;  // nftables, iptables only
+  int dataplane_churn = 0;          // nftables, iptables: more syncs a second per node
   int retries = 0;                  // l7 only
   Ingress ingress = Ingress::none;  // l7 only: a real ingress per node (RUN/ingress/NODE/)
   Action action = Action::restart;

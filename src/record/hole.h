@@ -21,6 +21,7 @@ enum class Hole : uint8_t {
   capacity_dip,          // fewer serving replicas than the load needs
   liveness_kills_drain,  // the liveness probe kills or restarts the pod during shutdown
   schema_race,           // old and new versions disagree with the database schema mid-rollout
+  proxy_sync_loss,       // the node's proxy loses a new connect while it rewrites its rules
   unexplained,           // a failure no rule explains (the diagnosis says why)
 };
 
@@ -56,6 +57,9 @@ inline constexpr HoleInfo kHoles[] = {
      "the liveness probe fails during shutdown and the pod is killed", "#6d4c41", "91", 'L'},
     {Hole::schema_race, "schema-race",
      "a migration changes the schema under the version still serving", "#43a047", "32", 'S'},
+    {Hole::proxy_sync_loss, "proxy-sync-loss",
+     "the node's proxy loses a new connection while it rewrites its rules for an endpoint change",
+     "#ec407a", "95", 'P'},
     {Hole::unexplained, "unexplained", "a failure no rule explains (the diagnosis says why)",
      "#757575", "37", '?'},
 };

@@ -171,6 +171,12 @@ struct Http2Facts {
 // kernel left untranslated").
 inline constexpr std::string_view kUntranslated = "untranslated";
 
+// A router's rule commit that no endpoint change made (the lab's --dataplane-churn syncs): a
+// `note` event whose `router` is set (other notes leave it empty) and whose detail begins so. The
+// lab writes one only for the commit nearest a connection its kernel left untranslated; the
+// diagnosis reads it, beside router_applied, as that router's commit (proxy-sync-loss).
+inline constexpr std::string_view kRuleSync = "rule sync";
+
 // One request as the client saw it. Absent times (never sent, no byte received) are nullopt.
 struct RequestRecord {
   uint64_t seq = 0;

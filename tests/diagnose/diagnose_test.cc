@@ -443,10 +443,11 @@ TEST(Diagnose, TheRoutersOwnFailureIsNeverAHoleOfTheApp) {
 }
 
 TEST(Diagnose, AConnectionTheKernelLeftUntranslatedIsTheRoutersFailure) {
-  // --dataplane nftables: node-1's kernel gave a new connection no NAT while web-0 was going. It
-  // went to no pod, and the lab's record says why (router_error): the router's failure.
+  // --dataplane nftables: node-1's kernel gave a new connection no NAT, far from any rule commit
+  // of node-1 (near one it is proxy-sync-loss: sync_loss_test.cc). It went to no pod, and the
+  // lab's record says why (router_error): the router's failure.
   RunBuilder b = naive_termination();
-  b.request(4.5, 9.5, Outcome::connect_timeout, Connection::fresh, "node-1", "");
+  b.request(3.0, 8.0, Outcome::connect_timeout, Connection::fresh, "node-1", "");
   record::RunRecord run = b.build();
   run.requests.back().router_error = record::kUntranslated;
   Diagnosis d = diagnose(run, Options{});
@@ -454,7 +455,8 @@ TEST(Diagnose, AConnectionTheKernelLeftUntranslatedIsTheRoutersFailure) {
   EXPECT_EQ(d.failures[0].hole, Hole::unexplained);
   EXPECT_EQ(d.failures[0].reason,
             "connect_timeout with no pod: the kernel of node-1 gave its connection to the Service "
-            "no NAT (untranslated), so it went to no pod; the router failed, not the app");
+            "no NAT (untranslated), so it went to no pod, with no rule commit of that node near "
+            "it; the router failed, not the app");
   // Without the router's word the same request is judged by what the record has.
   run.requests.back().router_error.clear();
   d = diagnose(run, Options{});

@@ -122,6 +122,9 @@ public:
     return *this;
   }
 
+  // The events so far, to adjust one the helpers do not set.
+  std::vector<record::Event>& events() { return run_.events; }
+
   record::RunRecord build() { return std::move(run_); }
 
 private:

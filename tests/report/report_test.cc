@@ -7,11 +7,13 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "diagnose/run_builder.h"
+#include "record/hole.h"
 #include "report/markup.h"
 
 namespace zerodrop::report {
@@ -359,9 +361,10 @@ TEST(ReportJunit, ParsesWithAFailurePerHoleSeenAndOneForTheRun) {
   record::RunRecord run = naive_run();
   run.events.back().detail = "a <detail> & \"quotes\"";  // escaped, or the parse fails
   std::string text = parsed_junit(run, 0);
-  // Nine holes and the run; naive's refusals are the deregistration race, its in-flight request
-  // the missing drain.
-  EXPECT_EQ(text.substr(0, text.find('\n')), "testsuite 10 3 0 10");
+  // A test case per hole and one for the run; naive's refusals are the deregistration race, its
+  // in-flight request the missing drain.
+  size_t cases = record::kHoleCount + 1;
+  EXPECT_EQ(text.substr(0, text.find('\n')), fmt::format("testsuite {} 3 0 {}", cases, cases));
   EXPECT_NE(text.find("deregistration-race failure deregistration-race True"), std::string::npos)
       << text;
   EXPECT_NE(text.find("no-drain failure no-drain True"), std::string::npos) << text;
@@ -378,7 +381,8 @@ TEST(ReportJunit, WithinTheBudgetTheRunPassesAndAnUnfinishedVerifyIsAnError) {
   });
   std::string text = parsed_junit(run, 1000);
   EXPECT_NE(text.find("verify run error inconclusive"), std::string::npos) << text;
-  EXPECT_NE(text.find(" 1 10\n"), std::string::npos) << text;  // errors="1"
+  EXPECT_NE(text.find(fmt::format(" 1 {}\n", record::kHoleCount + 1)), std::string::npos)
+      << text;  // errors="1"
 }
 
 }  // namespace

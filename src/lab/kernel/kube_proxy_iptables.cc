@@ -45,8 +45,38 @@ bool has_endpoint(const std::vector<Endpoint>& list, const Endpoint& e) {
                      [&](const Endpoint& x) { return x.ip == e.ip && x.port == e.port; });
 }
 
+// The atomic shape's two dispatch chains, KUBE-SVA-<hash> for odd generations and KUBE-SVB-
+// for even ones.
+std::string dispatch_chain(const ClusterService& s, int generation) {
+  return (generation % 2 == 1 ? "KUBE-SVA-" : "KUBE-SVB-") + chain_hash(s.name);
+}
+
+// `chain`'s rules picking one of `after` in order: endpoint i of k with probability 1/(k-i), the
+// last unconditionally (uniform overall).
+std::string pick_rules(const ClusterService& s, const std::string& chain,
+                       const std::vector<Endpoint>& after) {
+  std::string out;
+  for (size_t i = 0; i < after.size(); ++i) {
+    size_t left = after.size() - i;
+    std::string pick =
+        left == 1 ? ""
+                  : fmt::format("-m statistic --mode random --probability {:.10f} ", 1.0 / left);
+    out += fmt::format("-A {} {}-j {}\n", chain, pick, sep_chain(s, after[i]));
+  }
+  return out;
+}
+
+std::string dnat_rule(const ClusterService& s, const Endpoint& e) {
+  return fmt::format("-A {} -p tcp -j DNAT --to-destination {}:{}\n", sep_chain(s, e), e.ip,
+                     e.port);
+}
+
+// Each change one iptables-restore run, in the shape of `sync`. The atomic shape remembers
+// which dispatch chain is in use and the KUBE-SEP chains to delete at the next change.
 class IptablesRules final : public KubeProxyRules {
 public:
+  explicit IptablesRules(DataplaneSync sync) : sync_(sync) {}
+
   std::string program_base(const ClusterService& service) override {
     if (std::string why = restore(iptables_base_ruleset(service)); !why.empty()) {
       return fmt::format(
@@ -59,7 +89,27 @@ public:
 
   std::string program_update(const ClusterService& service, const std::vector<Endpoint>& before,
                              const std::vector<Endpoint>& after) override {
-    return restore(iptables_update(service, before, after));
+    if (sync_ == DataplaneSync::kube_proxy) {
+      return restore(iptables_update(service, before, after));
+    }
+    std::vector<Endpoint> gone;
+    for (const Endpoint& e : gone_before_) {
+      if (!has_endpoint(after, e)) {
+        gone.push_back(e);
+      }
+    }
+    std::string error =
+        restore(iptables_atomic_update(service, before, after, gone, generation_ + 1));
+    if (error.empty()) {
+      ++generation_;
+      gone_before_.clear();
+      for (const Endpoint& e : before) {
+        if (!has_endpoint(after, e)) {
+          gone_before_.push_back(e);
+        }
+      }
+    }
+    return error;
   }
 
 private:
@@ -67,6 +117,10 @@ private:
   static std::string restore(const std::string& input) {
     return run_tool(Dataplane::iptables, {"iptables-restore", "--noflush"}, input, "iptables");
   }
+
+  DataplaneSync sync_;
+  int generation_ = 0;                 // atomic: the dispatch chain in use (0: the base's)
+  std::vector<Endpoint> gone_before_;  // atomic: endpoints the last change removed
 };
 
 }  // namespace
@@ -84,25 +138,56 @@ std::string iptables_base_ruleset(const ClusterService& s) {
 
 std::string iptables_update(const ClusterService& s, const std::vector<Endpoint>& before,
                             const std::vector<Endpoint>& after) {
-  // With --noflush, declaring a chain flushes it: the service chain is rewritten whole.
-  std::string out = fmt::format("*nat\n:{} - [0:0]\n", svc_chain(s));
-  for (const Endpoint& e : after) {
-    if (!has_endpoint(before, e)) {
-      out += fmt::format(":{0} - [0:0]\n-A {0} -p tcp -j DNAT --to-destination {1}:{2}\n",
-                         sep_chain(s, e), e.ip, e.port);
-    }
+  // With --noflush, a chain line flushes the chain: kube-proxy redeclares and refills filter's and
+  // nat's KUBE-SERVICES, the Service's KUBE-SVC and every KUBE-SEP of it at each sync.
+  std::string out = "*filter\n:KUBE-SERVICES - [0:0]\n";
+  if (after.empty()) {
+    out += "-A " + reject_rule(s);
   }
-  for (size_t i = 0; i < after.size(); ++i) {
-    size_t left = after.size() - i;
-    std::string pick =
-        left == 1 ? ""
-                  : fmt::format("-m statistic --mode random --probability {:.10f} ", 1.0 / left);
-    out += fmt::format("-A {} {}-j {}\n", svc_chain(s), pick, sep_chain(s, after[i]));
+  out += fmt::format("COMMIT\n*nat\n:KUBE-SERVICES - [0:0]\n:{} - [0:0]\n", svc_chain(s));
+  for (const Endpoint& e : after) {
+    out += fmt::format(":{} - [0:0]\n", sep_chain(s, e));
   }
   for (const Endpoint& e : before) {
     if (!has_endpoint(after, e)) {
-      out += fmt::format(":{0} - [0:0]\n-X {0}\n", sep_chain(s, e));
+      out += fmt::format(":{} - [0:0]\n", sep_chain(s, e));
     }
+  }
+  if (!after.empty()) {
+    out += fmt::format("-A KUBE-SERVICES {} -j {}\n", service_match(s), svc_chain(s));
+  }
+  out += pick_rules(s, svc_chain(s), after);
+  for (const Endpoint& e : after) {
+    out += dnat_rule(s, e);
+  }
+  for (const Endpoint& e : before) {
+    if (!has_endpoint(after, e)) {
+      out += fmt::format("-X {}\n", sep_chain(s, e));
+    }
+  }
+  return out + "COMMIT\n";
+}
+
+std::string iptables_atomic_update(const ClusterService& s, const std::vector<Endpoint>& before,
+                                   const std::vector<Endpoint>& after,
+                                   const std::vector<Endpoint>& gone_earlier, int generation) {
+  // The dispatch alternates between two chains: this change fills the one no rule points to
+  // (flushing it is safe: nothing can be traversing it), then moves KUBE-SERVICES' one rule to it.
+  std::string target = dispatch_chain(s, generation);
+  std::string out = fmt::format("*nat\n:{} - [0:0]\n", target);
+  for (const Endpoint& e : after) {
+    if (!has_endpoint(before, e)) {
+      out += fmt::format(":{} - [0:0]\n", sep_chain(s, e)) + dnat_rule(s, e);
+    }
+  }
+  out += pick_rules(s, target, after);
+  out += fmt::format("-R KUBE-SERVICES 1 {} -j {}\n", service_match(s), target);
+  if (generation == 2) {  // the base's chain, unused since the first change
+    out += fmt::format(":{0} - [0:0]\n-X {0}\n", svc_chain(s));
+  }
+  // Gone at the change before: the chain that still named them was flushed just above.
+  for (const Endpoint& e : gone_earlier) {
+    out += fmt::format(":{0} - [0:0]\n-X {0}\n", sep_chain(s, e));
   }
   out += "COMMIT\n";
   if (before.empty() != after.empty()) {
@@ -111,8 +196,8 @@ std::string iptables_update(const ClusterService& s, const std::vector<Endpoint>
   return out;
 }
 
-std::unique_ptr<KubeProxyRules> iptables_rules() {
-  return std::make_unique<IptablesRules>();
+std::unique_ptr<KubeProxyRules> iptables_rules(DataplaneSync sync) {
+  return std::make_unique<IptablesRules>(sync);
 }
 
 }  // namespace zerodrop::lab

@@ -18,10 +18,23 @@ namespace zerodrop::lab {
 // The chains and jumps with the Service and no endpoint yet (new connections rejected).
 std::string iptables_base_ruleset(const ClusterService& service);
 
-// One iptables-restore input from the endpoints `before` to `after` (each the usable ones, in
-// order): the nat table's service chain rewritten, new endpoint chains added, gone ones deleted;
-// the filter table's REJECT only when the Service gains its first endpoint or loses its last.
+// kube-proxy's partial sync from the endpoints `before` to `after` (each the usable ones, in
+// order), one iptables-restore input: filter's KUBE-SERVICES redeclared (so flushed) and refilled
+// (the REJECT while the Service has no endpoint), nat's KUBE-SERVICES, the Service's KUBE-SVC
+// and every KUBE-SEP of `after` redeclared and refilled, the KUBE-SEP of each endpoint gone
+// flushed and deleted (docs/dataplane-sync.md).
 std::string iptables_update(const ClusterService& service, const std::vector<Endpoint>& before,
                             const std::vector<Endpoint>& after);
+
+// The atomic shape of the same change: the Service's dispatch alternates between two chains
+// (KUBE-SVA-, KUBE-SVB- by `generation`'s parity); this change fills the one no rule points to,
+// adds the new endpoints' KUBE-SEP whole, replaces (-R) KUBE-SERVICES' one rule to point to it,
+// and deletes the KUBE-SEP of `gone_earlier` (endpoints the change before removed, whose last
+// reference went with the flush); the filter table's REJECT only when the Service gains its
+// first endpoint or loses its last. Nothing a packet may be traversing is flushed.
+std::string iptables_atomic_update(const ClusterService& service,
+                                   const std::vector<Endpoint>& before,
+                                   const std::vector<Endpoint>& after,
+                                   const std::vector<Endpoint>& gone_earlier, int generation);
 
 }  // namespace zerodrop::lab

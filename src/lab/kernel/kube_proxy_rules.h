@@ -10,6 +10,7 @@
 
 #include "lab/kernel/kube_proxy_nft.h"
 #include "lab/routers/endpoint_table.h"
+#include "lab/routers/router.h"
 
 namespace zerodrop::lab {
 
@@ -27,8 +28,9 @@ public:
                                      const std::vector<Endpoint>& after) = 0;
 };
 
-// Each throws Error when its tool cannot run (naming the package).
-std::unique_ptr<KubeProxyRules> nft_rules();
-std::unique_ptr<KubeProxyRules> iptables_rules();
+// Each throws Error when its tool cannot run (naming the package). `sync`: each change in
+// kube-proxy's shape or the atomic one (docs/dataplane-sync.md).
+std::unique_ptr<KubeProxyRules> nft_rules(DataplaneSync sync);
+std::unique_ptr<KubeProxyRules> iptables_rules(DataplaneSync sync);
 
 }  // namespace zerodrop::lab

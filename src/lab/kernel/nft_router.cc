@@ -8,8 +8,10 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <future>
 #include <map>
 #include <set>
@@ -71,6 +73,7 @@ public:
       ready.set_value(std::move(why));
       if (ok) {
         watch();
+        churn();
         io_.run();
       }
     });
@@ -149,7 +152,8 @@ private:
                          dataplane_flag(options_.dataplane), options_.name, std::strerror(errno));
     }
     try {
-      rules_ = options_.dataplane == Dataplane::iptables ? iptables_rules() : nft_rules();
+      rules_ = options_.dataplane == Dataplane::iptables ? iptables_rules(options_.dataplane_sync)
+                                                         : nft_rules(options_.dataplane_sync);
       if (std::string why = rules_->program_base(service_); !why.empty()) {
         return why;
       }
@@ -204,6 +208,9 @@ private:
     c.untranslated = ct.answered_by == ct.dialled && ct.answered_by_port == ct.dialled_port;
     if (pod == pods_.end()) {
       note_no_pod(client_port, to, c.untranslated);
+    }
+    if (c.untranslated && options_.dataplane_churn > 0) {
+      untranslated_at_.push_back(c.bound_at);
     }
     if (auto left = left_at_.find(c.pod); left != left_at_.end()) {
       c.bound_at = std::min(c.bound_at, left->second - std::chrono::microseconds(1));
@@ -306,6 +313,86 @@ private:
     recorder_->event_at(at, applied_event(change, options_.name));
   }
 
+  // --dataplane-churn: one more sync every 1/N s on the router's thread (so never during a
+  // change's), the usable endpoints written again in the rules' shape.
+  void churn() {
+    if (options_.dataplane_churn <= 0) {
+      return;
+    }
+    churn_timer_.expires_after(std::chrono::microseconds(1'000'000 / options_.dataplane_churn));
+    churn_timer_.async_wait([this](boost::system::error_code ec) {
+      if (!ec) {
+        resync();
+        churn();
+      }
+    });
+  }
+
+  // One churn sync; every 1000th a note counts them (the run's record of its exposure), and the
+  // first refused one says why.
+  void resync() {
+    std::vector<Endpoint> now;
+    {
+      std::lock_guard lock(mutex_);
+      now = usable();
+    }
+    std::string error = rules_->program_update(service_, now, now);
+    ++churned_;
+    if (recorder_ == nullptr) {
+      return;
+    }
+    {
+      std::lock_guard lock(mutex_);
+      churn_commits_.push_back(clock_.now());
+      note_rule_syncs();
+    }
+    if (!error.empty() && !churn_refused_) {
+      churn_refused_ = true;
+      recorder_->pod_event(
+          record::EventKind::note, "",
+          fmt::format("{}: the kernel refused a --dataplane-churn sync: {}", options_.name, error));
+    }
+    if (churned_ % 1000 == 0) {
+      recorder_->pod_event(
+          record::EventKind::note, "",
+          fmt::format("{}: {} syncs of --dataplane-churn", options_.name, churned_));
+    }
+  }
+
+  // For each untranslated connection whose second on either side has passed, the churn sync
+  // nearest it within that second, written as this router's rule-sync note (record::kRuleSync):
+  // the diagnosis' commit for a connect that a sync, not a change, lost. Churn syncs older than
+  // any connection still waiting are dropped. Caller holds mutex_.
+  void note_rule_syncs() const {
+    constexpr auto kAround = std::chrono::seconds(1);
+    Clock::time_point now = clock_.now();
+    while (!untranslated_at_.empty() && untranslated_at_.front() + kAround < now) {
+      Clock::time_point u = untranslated_at_.front();
+      untranslated_at_.pop_front();
+      auto nearest = std::min_element(churn_commits_.begin(), churn_commits_.end(),
+                                      [u](Clock::time_point a, Clock::time_point b) {
+                                        return distance(a, u) < distance(b, u);
+                                      });
+      if (nearest != churn_commits_.end() && distance(*nearest, u) <= kAround
+          && noted_syncs_.insert(*nearest).second) {
+        record::Event e;
+        e.kind = record::EventKind::note;
+        e.router = options_.name;
+        e.detail = fmt::format("{} (--dataplane-churn): {} rewrote its rules", record::kRuleSync,
+                               options_.name);
+        recorder_->event_at(*nearest, e);
+      }
+    }
+    Clock::time_point keep = untranslated_at_.empty() ? now : untranslated_at_.front();
+    while (!churn_commits_.empty() && churn_commits_.front() + kAround < keep) {
+      churn_commits_.pop_front();
+    }
+  }
+
+  static Duration distance(Clock::time_point a, Clock::time_point b) {
+    return a > b ? a - b : b - a;
+  }
+
   std::vector<Endpoint> usable() const {
     std::vector<Endpoint> out;
     for (const Endpoint* e : table_.usable()) {
@@ -323,6 +410,14 @@ private:
   std::thread thread_;
   std::unique_ptr<asio::posix::stream_descriptor> events_;
   std::unique_ptr<KubeProxyRules> rules_;  // router thread only
+  asio::steady_timer churn_timer_{io_};    // --dataplane-churn
+  uint64_t churned_ = 0;                   // churn syncs made (router thread)
+  bool churn_refused_ = false;
+  // Under mutex_: the churn syncs' commit stamps, the untranslated connections' stamps not yet
+  // matched to one, and the syncs noted (note_rule_syncs).
+  mutable std::deque<Clock::time_point> churn_commits_;
+  mutable std::deque<Clock::time_point> untranslated_at_;
+  mutable std::set<Clock::time_point> noted_syncs_;
   std::unique_ptr<ConntrackEvents> conntrack_;
   // Guards what follows: the router's thread and the record's joins (other threads) both read
   // conntrack's events.
@@ -358,8 +453,9 @@ void check_kernel_dataplane(Dataplane dataplane) {
       return;
     }
     try {
-      std::unique_ptr<KubeProxyRules> rules =
-          dataplane == Dataplane::iptables ? iptables_rules() : nft_rules();
+      std::unique_ptr<KubeProxyRules> rules = dataplane == Dataplane::iptables
+                                                  ? iptables_rules(DataplaneSync::kube_proxy)
+                                                  : nft_rules(DataplaneSync::kube_proxy);
       why = rules->program_base(ClusterService{});
       if (why.empty()) {
         ConntrackEvents events(dataplane);

@@ -38,6 +38,20 @@ bool in_kernel(Dataplane dataplane) {
   return dataplane == Dataplane::nftables || dataplane == Dataplane::iptables;
 }
 
+std::string to_string(DataplaneSync sync) {
+  return sync == DataplaneSync::atomic ? "atomic" : "kube-proxy";
+}
+
+std::optional<DataplaneSync> dataplane_sync_from_string(std::string_view text) {
+  if (text == "kube-proxy") {
+    return DataplaneSync::kube_proxy;
+  }
+  if (text == "atomic") {
+    return DataplaneSync::atomic;
+  }
+  return std::nullopt;
+}
+
 std::unique_ptr<Router> Router::start(const RouterOptions& options, Recorder* recorder) {
   if (options.ingress != Ingress::none) {
     return start_ingress(options, recorder);

@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/clock.h"
 #include "base/duration.h"
@@ -37,6 +38,20 @@ std::string dataplane_flag(Dataplane dataplane);
 // Whether kube-proxy's rules run in the kernel, each node a network namespace.
 bool in_kernel(Dataplane dataplane);
 
+// How a kernel node writes an endpoint change (--dataplane-sync; docs/dataplane-sync.md).
+enum class DataplaneSync : uint8_t {
+  // As kube-proxy's partial sync: the Service's chains flushed and refilled in one transaction
+  // (a new connect crossing it can get no NAT: proxy-sync-loss).
+  kube_proxy,
+  // New chains built whole, then one plain rule pointed at them (nftables: the Service chain's
+  // goto; iptables: KUBE-SERVICES' jump), the old chains deleted later.
+  atomic,
+};
+
+// "kube-proxy" or "atomic", as --dataplane-sync takes it.
+std::string to_string(DataplaneSync sync);
+std::optional<DataplaneSync> dataplane_sync_from_string(std::string_view text);
+
 // Which program routes an l7 node: zerodrop's own proxy, or a real ingress reconfigured at each
 // propagation time as its controller does it (ingress.cc).
 enum class Ingress {
@@ -60,6 +75,8 @@ struct RouterOptions {
   // exit, FIN or reset), shared by the routers; null to judge by timing alone.
   SocketTrace* socket_trace = nullptr;
   int netns = -1;  // nftables: the node's network namespace (NodeNetwork)
+  DataplaneSync dataplane_sync = DataplaneSync::kube_proxy;  // kernel: how a change is written
+  int dataplane_churn = 0;  // kernel: more syncs a second, the same endpoints written again
 };
 
 // What an l4 router knows of one client connection: the pod it chose and what became of its
