@@ -2,9 +2,12 @@
 // no pod recorded. A router's fault is never counted against a hole of the app.
 #include "diagnose/router_rules.h"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "http/proxy_failure.h"
 
@@ -75,6 +78,38 @@ std::optional<RequestDiagnosis> router_fault(const RequestRecord& r, const Facts
       0, Hole::unexplained, state, false,
       fmt::format("{} answered {} itself ({}): it {}{}; the router failed, not the app",
                   router_name(r), router_answer(r), r.router_error, what, from)};
+}
+
+RequestDiagnosis one_of(const RequestRecord& r, size_t index, const Facts& facts,
+                        const RuleContext& context) {
+  std::vector<RequestDiagnosis> each;
+  for (const std::string& pod : r.backend_candidates) {
+    RequestRecord as = r;
+    as.backend = pod;
+    as.backend_candidates.clear();
+    each.push_back(attribute(as, index, facts, context));
+  }
+  std::string pods = fmt::format("{}", fmt::join(r.backend_candidates, ", "));
+  bool same = std::all_of(each.begin(), each.end(),
+                          [&](const RequestDiagnosis& d) { return d.hole == each[0].hole; });
+  if (!same || each[0].hole == Hole::unexplained) {
+    std::vector<std::string> what;
+    for (size_t i = 0; i < each.size(); ++i) {
+      what.push_back(
+          fmt::format("{}: {}", r.backend_candidates[i], record::to_string(each[i].hole)));
+    }
+    return {index, Hole::unexplained, BackendState::unknown, false,
+            fmt::format("{} with no backend recorded, one of pods {} ({})",
+                        record::to_string(r.outcome), pods, fmt::join(what, ", "))};
+  }
+  RequestDiagnosis d = each[0];
+  for (const RequestDiagnosis& other : each) {
+    d.backend_state =
+        other.backend_state == d.backend_state ? d.backend_state : BackendState::unknown;
+    d.router_applied = d.router_applied && other.router_applied;
+  }
+  d.reason = fmt::format("at one of pods {}, for each of them: {}", pods, d.reason);
+  return d;
 }
 
 }  // namespace zerodrop::diagnose

@@ -28,4 +28,10 @@ std::optional<RequestDiagnosis> router_fault(const record::RequestRecord& r, con
 RequestDiagnosis without_backend(const record::RequestRecord& r, const Facts& facts,
                                  const RuleContext& context);
 
+// A failure whose backend is one of several pods (RequestRecord::backend_candidates): a hole
+// only when attribute() gives every one of them the same hole; else unexplained, naming what
+// each would mean.
+RequestDiagnosis one_of(const record::RequestRecord& r, size_t index, const Facts& facts,
+                        const RuleContext& context);
+
 }  // namespace zerodrop::diagnose

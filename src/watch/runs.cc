@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "report/markup.h"
 
 namespace zerodrop::watch {
 
@@ -51,29 +52,6 @@ std::vector<std::string> runs_oldest_first(const std::string& root) {
   std::sort(names.begin(), names.end(),
             [](const auto& a, const auto& b) { return sort_key(a) < sort_key(b); });
   return names;
-}
-
-std::string escape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -145,7 +123,7 @@ std::string index_html(const std::string& root) {
     rows += fmt::format(
         "<tr><td><a href=\"{0}/report.html\">{0}</a></td><td class=\"{1}\">{1}</td>"
         "<td>{2}</td></tr>\n",
-        escape(name), escape(verdict), escape(message));
+        report::escape(name), report::escape(verdict), report::escape(message));
   }
   return fmt::format(
       "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>zerodrop watch: runs</title>"
