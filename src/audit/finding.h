@@ -1,9 +1,12 @@
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "base/enum_names.h"
 #include "kube/mark.h"
 #include "record/hole.h"
 
@@ -11,9 +14,23 @@ namespace zerodrop::audit {
 
 enum class Severity { info, warning, error };
 
-std::string_view to_string(Severity severity);
+// Each severity's word in the text output, --fail-on and the config file, indexed by Severity.
+inline constexpr auto kSeverityNames =
+    std::to_array<std::string_view>({"info", "warning", "error"});
+static_assert(kSeverityNames.size() == static_cast<size_t>(Severity::error) + 1,
+              "one name per Severity");
+// SARIF 2.1.0's `level` for each severity (its "note" is our info), indexed by Severity.
+inline constexpr auto kSarifLevels = std::to_array<std::string_view>({"note", "warning", "error"});
+static_assert(kSarifLevels.size() == kSeverityNames.size(), "one SARIF level per Severity");
+
+constexpr std::string_view to_string(Severity severity) {
+  return kSeverityNames[static_cast<size_t>(severity)];
+}
+
 // "info", "warning" or "error"; nullopt otherwise.
-std::optional<Severity> severity_from_string(std::string_view text);
+constexpr std::optional<Severity> severity_from_string(std::string_view text) {
+  return enum_from_name<Severity>(kSeverityNames, text);
+}
 
 // The object (and container) a finding is about.
 struct ObjectRef {

@@ -111,27 +111,6 @@ constexpr std::array kRules = {
 
 }  // namespace
 
-std::string_view to_string(Severity severity) {
-  switch (severity) {
-    case Severity::info:
-      return "info";
-    case Severity::warning:
-      return "warning";
-    case Severity::error:
-      return "error";
-  }
-  return "error";
-}
-
-std::optional<Severity> severity_from_string(std::string_view text) {
-  for (Severity s : {Severity::info, Severity::warning, Severity::error}) {
-    if (to_string(s) == text) {
-      return s;
-    }
-  }
-  return std::nullopt;
-}
-
 std::span<const RuleInfo> rules() {
   return kRules;
 }

@@ -14,15 +14,7 @@ namespace {
 using nlohmann::json;
 
 std::string_view sarif_level(Severity s) {
-  switch (s) {
-    case Severity::error:
-      return "error";
-    case Severity::warning:
-      return "warning";
-    case Severity::info:
-      return "note";
-  }
-  return "warning";
+  return kSarifLevels[static_cast<size_t>(s)];
 }
 
 // A path as a URI reference (RFC 3986): unreserved characters and '/' kept, the rest
