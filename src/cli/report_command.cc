@@ -33,7 +33,7 @@ struct Flags {
 
 constexpr const char* kFooter = R"(
 Reads RUN_DIR/events.ndjson, RUN_DIR/requests.ndjson (or buckets.ndjson) and RUN_DIR/run.json
-(written by 'zerodrop lab' or 'zerodrop sim --out'), names the hole behind every failed request,
+(written by lab, sim --out, verify and watch), names the hole behind every failed request,
 writes report.json and report.html (into --out, default RUN_DIR) and prints the diagnosis:
 failures per hole with their evidence, the fixes with numbers computed from the run, and a
 per-second timeline.
@@ -48,7 +48,7 @@ See docs/report.md and docs/report-json.md.)";
 
 void add_flags(CLI::App& app, Flags& f) {
   app.add_option("RUN_DIR", f.dir,
-                 "run folder of a past 'zerodrop lab' or 'zerodrop sim --out' run")
+                 "run folder of a past run: lab, sim --out, verify or one of watch's")
       ->required();
   app.add_option("--out", f.out, "write report.json and report.html here (default RUN_DIR)");
   app.add_option("--k8s-version", f.k8s_version,
