@@ -43,7 +43,7 @@ expect_grep "^zerodrop: error: unexpected argument 'surplus' for 'zerodrop load'
 expect_exit 2 "$ZERODROP" --bogus
 expect_grep "^zerodrop: error: unknown option '--bogus'; see 'zerodrop --help'$" "$WORK/err"
 expect_exit 2 "$ZERODROP"
-expect_grep "^zerodrop: error: a command is needed \(lab, load, report, audit, sim, run, verify, sleep, copy-self\)" "$WORK/err"
+expect_grep "^zerodrop: error: a command is needed \(lab, load, report, audit, sim, run, verify, watch, sleep, copy-self\)" "$WORK/err"
 # wrk's and hey's short flags: -c connections, -d duration, -n requests.
 expect_exit 1 "$ZERODROP" load http://127.0.0.1:1/ -c 1 -d 2s -n 1
 expect_grep "connect_refused" "$WORK/out"
