@@ -29,7 +29,8 @@ build_image() {
     || { cat "$WORK/build-$name.log"; skip "$runtime cannot build an image FROM scratch here"; }
 }
 
-# manifest NAME IMAGE COMMAND PRESTOP [EXTRA]: a Deployment of 2 pods on $port.
+# manifest NAME IMAGE COMMAND PRESTOP [EXTRA]: a Deployment of 2 pods on $port, a grace period of
+# $grace seconds (default 3).
 manifest() {
   cat >"$WORK/$1.yaml" <<EOM
 apiVersion: apps/v1
@@ -40,7 +41,7 @@ spec:
   strategy: {rollingUpdate: {maxSurge: 1, maxUnavailable: 0}}
   template:
     spec:
-      terminationGracePeriodSeconds: 3
+      terminationGracePeriodSeconds: ${grace:-3}
       containers:
       - name: app
         image: localhost/zerodrop-test-$2:$tag

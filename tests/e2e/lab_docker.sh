@@ -50,7 +50,7 @@ port=$(free_port)
 
 expect_exec_prestop_fails_and_races  # in docker's words, printed on its standard output
 
-manifest graceful examples "[$BUILD_DIR/examples/graceful]" '{sleep: {seconds: 1}}'
+grace=6 manifest graceful examples "[$BUILD_DIR/examples/graceful]" '{sleep: {seconds: 1}}'  # see lab_container.sh
 lab graceful
 expect_rc graceful 0
 [ "$(failed "$WORK/graceful")" = 0 ] || fail "graceful: requests failed"
