@@ -1,9 +1,6 @@
 // zerodrop lab: flags -> lab::Options -> lab::run() -> diagnose -> report.
-#include <limits.h>
-#include <unistd.h>
-
 #include <iostream>
-#include <sstream>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -16,6 +13,7 @@
 #include "base/parse.h"
 #include "base/subprocess.h"
 #include "cli/command.h"
+#include "cli/lab_finish.h"
 #include "cli/lab_pod_flags.h"
 #include "cli/lab_workloads.h"
 #include "cli/load_flags.h"
@@ -403,39 +401,6 @@ lab::Options to_options(const CLI::App& app, const Flags& f) {
   return o;
 }
 
-// The folder of this binary: the demo's example servers are in its examples/ sibling.
-std::string own_dir() {
-  char path[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
-  std::string exe = n > 0 ? std::string(path, static_cast<size_t>(n)) : ".";
-  return exe.substr(0, exe.rfind('/'));
-}
-
-// Every lab run ends the same way: diagnosis, terminal report, report files and run.json.
-diagnose::Diagnosis finish(const record::RunFolder& folder, const record::RunRecord& run,
-                           std::ostream& out) {
-  return report::finish_run(folder, run, out, {.tty = report::is_terminal(stdout)});
-}
-
-// The requests of verify's agents in this run, diagnosed with the lab's exact record into
-// RUN/agents: what verify's diagnosis of the same requests is compared with.
-void finish_agents(const std::string& out_dir, const record::RunRecord& agents) {
-  record::RunFolder folder(out_dir + "/agents");
-  record::RunWriter writer(folder, record::Traffic::requests);
-  for (const record::Event& e : agents.events) {
-    writer.write(e);
-  }
-  for (const record::RequestRecord& r : agents.requests) {
-    writer.write(r);
-  }
-  writer.close();
-  std::ostringstream terminal;
-  report::finish_run(folder, agents, terminal, {});
-  std::string verdict = terminal.str().substr(0, terminal.str().find('\n'));
-  std::cout << "verify's agents, diagnosed by the lab: " << verdict << " (" << folder.dir()
-            << ")\n";
-}
-
 // --workloads FILE: each line as `zerodrop lab --kube-api --action none LINE`, sharing this
 // command line's --kube-api, --kube-api-deny, --kube-api-seed, --rollouts and --out.
 int run_lab_workloads(const CLI::App& app, const Flags& f) {
@@ -454,7 +419,7 @@ int run_lab_workloads(const CLI::App& app, const Flags& f) {
     return to_options(line, wf);
   };
   return run_workload_file(f.workloads, parse, api, int_flag(f.rollouts, "--rollouts", 1, 1000),
-                           f.out, std::cout, finish);
+                           f.out, std::cout, finish_lab_run);
 }
 
 int run_lab(const CLI::App& app, const Flags& f) {
@@ -467,12 +432,8 @@ int run_lab(const CLI::App& app, const Flags& f) {
     return to_int(ExitCode::ok);
   }
   if (f.demo) {
-    std::string out = f.out.empty() ? "" : f.out;
-    if (out.empty()) {
-      char pattern[] = "/tmp/zerodrop-demo-XXXXXX";
-      out = ::mkdtemp(pattern) != nullptr ? pattern : "/tmp";
-    }
-    return lab::run_demo(own_dir() + "/examples", out, std::cout, finish);
+    std::string out = f.out.empty() ? new_temp_folder("zerodrop-demo").value_or("/tmp") : f.out;
+    return lab::run_demo(lab_own_dir() + "/examples", out, std::cout, finish_lab_run);
   }
   if (!f.workloads.empty()) {
     return run_lab_workloads(app, f);
@@ -483,15 +444,11 @@ int run_lab(const CLI::App& app, const Flags& f) {
     if (options.kube_api) {
       throw Error("--runs: not with --kube-api (one API per run)");
     }
-    std::string root = f.out;
-    if (root.empty()) {
-      char pattern[] = "/tmp/zerodrop-lab-runs-XXXXXX";
-      if (::mkdtemp(pattern) == nullptr) {
-        throw Error("--runs: cannot create a folder like /tmp/zerodrop-lab-runs-XXXXXX");
-      }
-      root = pattern;
+    std::optional<std::string> root = f.out.empty() ? new_temp_folder("zerodrop-lab-runs") : f.out;
+    if (!root) {
+      throw Error("--runs: cannot create a folder like /tmp/zerodrop-lab-runs-XXXXXX");
     }
-    return lab::run_repeated(options, runs, root, std::cout, finish);
+    return lab::run_repeated(options, runs, *root, std::cout, finish_lab_run);
   }
   auto run_dir = std::make_shared<std::string>();
   options.on_run_dir = [run_dir](const std::string& dir) {
@@ -508,7 +465,8 @@ int run_lab(const CLI::App& app, const Flags& f) {
               << "export KUBECONFIG=" << kubeconfig << "\n";
   };
   lab::Result result = lab::run(options);
-  diagnose::Diagnosis diagnosis = finish(record::RunFolder(result.out_dir), result.run, std::cout);
+  diagnose::Diagnosis diagnosis =
+      finish_lab_run(record::RunFolder(result.out_dir), result.run, std::cout);
   if (result.agents) {
     finish_agents(result.out_dir, *result.agents);
   }
