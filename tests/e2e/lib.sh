@@ -49,6 +49,11 @@ expect_grep() {
   grep -Eq -- "$1" "$2" || { echo "--- $2"; cat "$2"; fail "no match for '$1' in $2"; }
 }
 
+# has GREP-ARGS...: grep on standard input read whole first. `curl URL | grep -q X` under
+# pipefail fails when grep exits at its first match and the writer, with more to write, dies of
+# SIGPIPE (curl exit 23), so a page larger than a pipe's buffer fails at random.
+has() { local text; text=$(cat); grep -q "$@" <<<"$text"; }
+
 # load_sent FILE / load_unsent FILE: the requests zerodrop load's summary in FILE says it sent, and
 # left unsent at the end (an open-loop load on a loaded machine may leave its last ones unsent).
 load_sent() { sed -n 's/^requests \([0-9]*\) .*/\1/p' "$1"; }

@@ -58,17 +58,17 @@ for pair in ${routers//,/ }; do
 done
 [ ${#agents[@]} = 2 ] || fail "expected two node routers, got '$routers'"
 for _ in $(seq 100); do
-  metrics | grep -q '^zerodrop_watch_agents{state="reporting"} 2$' && break
+  metrics | has '^zerodrop_watch_agents{state="reporting"} 2$' && break
   sleep 0.1
 done
-metrics | grep -q '^zerodrop_watch_agents{state="reporting"} 2$' || { show; fail "the agents do not report"; }
+metrics | has '^zerodrop_watch_agents{state="reporting"} 2$' || { show; fail "the agents do not report"; }
 # A baseline: the agents write each 100 ms bucket once settled (their timeout + 1 s later).
 baseline='^zerodrop_watch_baseline_requests_total\{namespace="default",service="web"\} [1-9]'
 for _ in $(seq 150); do
-  metrics | grep -Eq "$baseline" && break
+  metrics | has -E "$baseline" && break
   sleep 0.1
 done
-metrics | grep -Eq "$baseline" || { metrics; show; fail "no baseline traffic counted"; }
+metrics | has -E "$baseline" || { metrics; show; fail "no baseline traffic counted"; }
 
 kubectl rollout restart deploy/web >/dev/null
 for _ in $(seq 600); do
@@ -125,8 +125,8 @@ wait "$lab" || true
 expect_grep '"id": *"deregistration-race"' "$run/report.json"
 
 # /runs/ lists the folder and serves its files, nothing outside.
-curl -sf "http://127.0.0.1:$port/runs/" | grep -q "$name/report.html" || fail "/runs/ does not list $name"
-curl -sf "http://127.0.0.1:$port/runs/$name/report.html" | grep -qi '<html' || fail "/runs/ does not serve the report"
+curl -sf "http://127.0.0.1:$port/runs/" | has "$name/report.html" || fail "/runs/ does not list $name"
+curl -sf "http://127.0.0.1:$port/runs/$name/report.html" | has -i '<html' || fail "/runs/ does not serve the report"
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/runs/$name/../../lab/kubeconfig")
 [ "$code" = 404 ] || fail "/runs/ served a path outside its folders ($code)"
 

@@ -35,7 +35,7 @@ holder=$(kubectl get lease zerodrop-watch -o 'jsonpath={.spec.holderIdentity}')
 [ "$holder" = watch-a ] || fail "the Lease is held by '$holder', not watch-a"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$pa/readyz")" = 200 ] || fail "the leader is not ready"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$pb/readyz")" = 503 ] || fail "the follower is ready"
-curl -sf "http://127.0.0.1:$pb/metrics" | grep -qx 'zerodrop_watch_leader 0' || fail "the follower says it leads"
+curl -sf "http://127.0.0.1:$pb/metrics" | has -x 'zerodrop_watch_leader 0' || fail "the follower says it leads"
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST --data-binary '' "http://127.0.0.1:$pb/agent/v1/report?pod=p&node=n")
 [ "$code" = 503 ] || fail "the follower took an agent's report ($code)"
 grep -q "leading" "$WORK/watch-b.err" && fail "watch-b leads beside watch-a"
