@@ -134,18 +134,11 @@ json daemon_pod_object(const json& ds, const DaemonPod& pod) {
                {"labels", object_field(object_field(tmpl, "metadata"), "labels")},
                {"annotations", object_field(object_field(tmpl, "metadata"), "annotations")}};
   meta["labels"]["controller-revision-hash"] = pod.hash;
-  meta["labels"]["pod-template-generation"] =
-      std::to_string(ds["metadata"].value("generation", 1));
-  meta["ownerReferences"] = json::array({{{"apiVersion", "apps/v1"},
-                                          {"kind", "DaemonSet"},
-                                          {"name", name},
-                                          {"uid", ds["metadata"]["uid"]},
-                                          {"controller", true},
-                                          {"blockOwnerDeletion", true}}});
+  meta["labels"]["pod-template-generation"] = std::to_string(ds["metadata"].value("generation", 1));
+  meta["ownerReferences"] =
+      json::array({controller_reference("apps/v1", "DaemonSet", name, ds["metadata"]["uid"])});
   if (pod.deletion) {
-    auto grace = std::chrono::ceil<std::chrono::seconds>(pod.grace);
-    meta["deletionTimestamp"] = rfc3339(*pod.deletion + grace);
-    meta["deletionGracePeriodSeconds"] = grace.count();
+    mark_deleting(meta, *pod.deletion, pod.grace);
   }
   json p = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", meta}, {"spec", tmpl["spec"]}};
   p["spec"]["nodeName"] = pod.node;

@@ -229,16 +229,10 @@ json job_pod_object(const json& job, const JobPod& pod, const ClusterInfo& info)
     meta["labels"]["batch.kubernetes.io/job-completion-index"] = std::to_string(pod.index);
     meta["annotations"]["batch.kubernetes.io/job-completion-index"] = std::to_string(pod.index);
   }
-  meta["ownerReferences"] = json::array({{{"apiVersion", "batch/v1"},
-                                          {"kind", "Job"},
-                                          {"name", name},
-                                          {"uid", job["metadata"]["uid"]},
-                                          {"controller", true},
-                                          {"blockOwnerDeletion", true}}});
+  meta["ownerReferences"] =
+      json::array({controller_reference("batch/v1", "Job", name, job["metadata"]["uid"])});
   if (pod.deletion) {
-    auto grace = std::chrono::ceil<std::chrono::seconds>(pod.grace);
-    meta["deletionTimestamp"] = rfc3339(*pod.deletion + grace);
-    meta["deletionGracePeriodSeconds"] = grace.count();
+    mark_deleting(meta, *pod.deletion, pod.grace);
   }
   json p = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", meta}, {"spec", tmpl["spec"]}};
   std::string created = rfc3339(pod.created);

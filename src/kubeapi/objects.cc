@@ -130,6 +130,22 @@ json reference_to(const json& object) {
           {"uid", object["metadata"]["uid"]}};
 }
 
+json controller_reference(const std::string& api_version, const std::string& kind,
+                          const std::string& name, const json& uid) {
+  return {{"apiVersion", api_version},
+          {"kind", kind},
+          {"name", name},
+          {"uid", uid},
+          {"controller", true},
+          {"blockOwnerDeletion", true}};
+}
+
+void mark_deleting(json& metadata, std::chrono::system_clock::time_point deletion, Duration grace) {
+  auto seconds = std::chrono::ceil<std::chrono::seconds>(grace);
+  metadata["deletionTimestamp"] = rfc3339(deletion + seconds);
+  metadata["deletionGracePeriodSeconds"] = seconds.count();
+}
+
 json replica_set_object(const ClusterInfo& info, const json& deployment, int revision,
                         record::Micros created) {
   std::string hash = template_hash(revision);
@@ -143,11 +159,9 @@ json replica_set_object(const ClusterInfo& info, const json& deployment, int rev
   rs["metadata"]["annotations"] = {
       {"deployment.kubernetes.io/revision", std::to_string(revision)},
       {"deployment.kubernetes.io/desired-replicas", std::to_string(info.replicas)}};
-  json owner = reference_to(deployment);
-  owner.erase("namespace");
-  owner["controller"] = true;
-  owner["blockOwnerDeletion"] = true;
-  rs["metadata"]["ownerReferences"] = json::array({owner});
+  rs["metadata"]["ownerReferences"] = json::array(
+      {controller_reference(deployment["apiVersion"], deployment["kind"],
+                            deployment["metadata"]["name"], deployment["metadata"]["uid"])});
   json tmpl = deployment["spec"]["template"];
   tmpl["metadata"]["labels"]["pod-template-hash"] = hash;
   rs["spec"] = {{"replicas", 0}, {"selector", {{"matchLabels", labels}}}, {"template", tmpl}};

@@ -77,6 +77,14 @@ nlohmann::json event_object(const ClusterInfo& info, const nlohmann::json& invol
                             int serial);
 // A reference to `object` (kind, namespace, name, uid, apiVersion) for ownerReferences and events.
 nlohmann::json reference_to(const nlohmann::json& object);
+// The ownerReferences entry a controller writes on what it owns: `controller` and
+// `blockOwnerDeletion` true (garbage collection and kubectl's owner lookups read these).
+nlohmann::json controller_reference(const std::string& api_version, const std::string& kind,
+                                    const std::string& name, const nlohmann::json& uid);
+// Marks `metadata` as the API server does when a pod is deleted at `deletion` with `grace`:
+// deletionTimestamp = deletion + grace (whole seconds, rounded up), deletionGracePeriodSeconds.
+void mark_deleting(nlohmann::json& metadata, std::chrono::system_clock::time_point deletion,
+                   Duration grace);
 
 // Where the lab's clock (microseconds since the run's start) is on the wall clock.
 std::chrono::system_clock::time_point wall(const ClusterInfo& info, record::Micros t);

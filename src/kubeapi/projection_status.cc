@@ -63,21 +63,11 @@ json Projection::pod_object(const PodState& pod) const {
   p["metadata"]["generateName"] = fmt::format("{}-{}-", info_.deployment, hash);
   auto rs = replica_sets_.find(pod.revision);
   if (rs != replica_sets_.end()) {
-    p["metadata"]["ownerReferences"] =
-        json::array({{{"apiVersion", "apps/v1"},
-                      {"kind", "ReplicaSet"},
-                      {"name", rs->second},
-                      {"uid", uid_of("ReplicaSet", rs->second, info_.start_wall)},
-                      {"controller", true},
-                      {"blockOwnerDeletion", true}}});
+    p["metadata"]["ownerReferences"] = json::array({controller_reference(
+        "apps/v1", "ReplicaSet", rs->second, uid_of("ReplicaSet", rs->second, info_.start_wall))});
   }
   if (pod.deletion) {
-    // The API server sets deletionTimestamp to the deletion time plus the grace period.
-    p["metadata"]["deletionTimestamp"] =
-        rfc3339(wall(info_, *pod.deletion)
-                + std::chrono::duration_cast<std::chrono::system_clock::duration>(info_.grace));
-    p["metadata"]["deletionGracePeriodSeconds"] =
-        std::chrono::ceil<std::chrono::seconds>(info_.grace).count();
+    mark_deleting(p["metadata"], wall(info_, *pod.deletion), info_.grace);
   }
   auto tmpl = templates_.find(pod.revision);
   p["spec"] = tmpl != templates_.end() ? tmpl->second["spec"] : pod_template(info_)["spec"];

@@ -231,9 +231,9 @@ HttpResponse Api::remove(const Route& route, const HttpRequest& request) {
   }
   if (t.name == "deployments") {
     if ((*object)["metadata"].value("annotations", json::object()).contains(kWorkload)) {
-      return status_response(405, "MethodNotAllowed",
-                             fmt::format("deployment {} is the lab's workload: the lab ends it",
-                                         route.name));
+      return status_response(
+          405, "MethodNotAllowed",
+          fmt::format("deployment {} is the lab's workload: the lab ends it", route.name));
     }
     store_.erase(t.store_key, route.name);  // its ReplicaSets go with the garbage collector
     return ok(*object);
@@ -248,9 +248,7 @@ HttpResponse Api::remove(const Route& route, const HttpRequest& request) {
     if (hooks_.delete_pod) {
       hooks_.delete_pod(route.name);
     }
-    auto grace = std::chrono::ceil<std::chrono::seconds>(info_.grace);
-    (*object)["metadata"]["deletionTimestamp"] = rfc3339(std::chrono::system_clock::now() + grace);
-    (*object)["metadata"]["deletionGracePeriodSeconds"] = grace.count();
+    mark_deleting((*object)["metadata"], std::chrono::system_clock::now(), info_.grace);
   }
   return ok(*object);
 }
