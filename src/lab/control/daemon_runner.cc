@@ -1,9 +1,6 @@
 #include "lab/control/daemon_runner.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <csignal>
 #include <set>
 
 #include <fmt/format.h>
@@ -24,12 +21,6 @@ namespace {
 constexpr const char* kDaemonSets = "apps/daemonsets";
 constexpr const char* kDaemonPods = "pods";
 
-std::string own_binary() {
-  char path[4096];
-  ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
-  return n > 0 ? std::string(path, static_cast<size_t>(n)) : "zerodrop";
-}
-
 // kubelet's crash back-off: 10 s after the first exit, doubling, at most 5 min.
 Duration back_off(int restarts) {
   auto delay = std::chrono::seconds(10) * (1 << std::min(restarts, 5));
@@ -39,16 +30,9 @@ Duration back_off(int restarts) {
 }  // namespace
 
 DaemonRunner::DaemonRunner(kubeapi::Store& store, kubeapi::ClusterInfo info, Recorder& recorder)
-    : store_(store), info_(std::move(info)), recorder_(recorder), self_(own_binary()) {}
+    : store_(store), info_(std::move(info)), recorder_(recorder) {}
 
-DaemonRunner::~DaemonRunner() {
-  for (auto& [name, pod] : pods_) {
-    if (pod->process && !pod->process->exited()) {
-      pod->process->send_signal(SIGKILL);
-      pod->process->wait();
-    }
-  }
-}
+DaemonRunner::~DaemonRunner() = default;
 
 bool DaemonRunner::delete_pod(const std::string& name) {
   auto it = pods_.find(name);
@@ -79,11 +63,7 @@ const kubeapi::Node* DaemonRunner::node_named(const std::string& name) const {
 // Always); a deleted pod's object goes once its container has stopped.
 void DaemonRunner::reap(Pod& pod) {
   if (pod.process) {
-    if (pod.kill_at && std::chrono::steady_clock::now() >= *pod.kill_at) {
-      pod.process->send_signal(SIGKILL);
-      pod.kill_at.reset();
-    }
-    if (std::optional<ExitStatus> status = pod.process->try_wait()) {
+    if (std::optional<ExitStatus> status = pod.process->poll()) {
       kubeapi::DaemonPod& s = pod.state;
       s.exited = std::chrono::system_clock::now();
       s.exited_started = s.started;
@@ -91,9 +71,9 @@ void DaemonRunner::reap(Pod& pod) {
       s.signal = status->signal;
       s.started.reset();
       pod.process.reset();
-      recorder_.pod_event(record::EventKind::note, "",
-                          fmt::format("daemonset pod {} on {}: {}", s.name, s.node,
-                                      status->describe()));
+      recorder_.pod_event(
+          record::EventKind::note, "",
+          fmt::format("daemonset pod {} on {}: {}", s.name, s.node, status->describe()));
       if (!s.deletion) {
         Duration delay = back_off(s.restarts);
         s.waiting = "CrashLoopBackOff";
@@ -104,7 +84,8 @@ void DaemonRunner::reap(Pod& pod) {
       put(pod);
     }
   }
-  if (pod.restart_at && !pod.state.deletion && std::chrono::steady_clock::now() >= *pod.restart_at) {
+  if (pod.restart_at && !pod.state.deletion
+      && std::chrono::steady_clock::now() >= *pod.restart_at) {
     pod.restart_at.reset();
     ++pod.state.restarts;
     start(pod);
@@ -125,9 +106,9 @@ void DaemonRunner::reconcile() {
     try {
       reconcile_one(ds);
     } catch (const std::exception& e) {  // a stored DaemonSet the lab cannot read: said, skipped
-      recorder_.pod_event(record::EventKind::note, "",
-                          fmt::format("daemonset {}: {}", ds["metadata"].value("name", ""),
-                                      e.what()));
+      recorder_.pod_event(
+          record::EventKind::note, "",
+          fmt::format("daemonset {}: {}", ds["metadata"].value("name", ""), e.what()));
     }
   }
   for (auto& [name, pod] : pods_) {
@@ -187,8 +168,8 @@ void DaemonRunner::make_pod(const json& ds, const kubeapi::Node& node) {
   auto pod = std::make_unique<Pod>();
   std::string name;
   do {
-    name = kubeapi::admitted_name({{"generateName", ds["metadata"].value("name", "") + "-"}},
-                                  "Pod");
+    name =
+        kubeapi::admitted_name({{"generateName", ds["metadata"].value("name", "") + "-"}}, "Pod");
   } while (pods_.count(name) > 0 || store_.get(kDaemonPods, name));
   pod->state.name = name;
   pod->state.node = node.name;
@@ -211,25 +192,15 @@ void DaemonRunner::start(Pod& pod) {
     if (node == nullptr) {
       throw Error("node " + pod.state.node + " is not in the lab");
     }
-    std::vector<std::pair<std::string, std::string>> env =
-        kubeapi::job_pod_env(object, store_.list("services").items, *node);
-    env.emplace_back("HOSTNAME", pod.state.name);
-    SpawnOptions spawn;
-    spawn.stdout_path = recorder_.pod_log(pod.state.name);
-    spawn.stderr_path = spawn.stdout_path;
-    spawn.env = env;
-    spawn.argv = kubeapi::container_argv(object["spec"]["containers"][0], env);
-    if (spawn.argv[0] == "/zerodrop" || spawn.argv[0] == "zerodrop") {
-      spawn.argv[0] = self_;  // the agent image's binary is this zerodrop
-    }
-    pod.process.emplace(Subprocess::spawn(spawn));
+    pod.process.emplace(PodProcess::start(object, store_.list("services").items, *node,
+                                          recorder_.pod_log(pod.state.name)));
     pod.state.started = std::chrono::system_clock::now();
     pod.state.waiting.clear();
     pod.state.waiting_message.clear();
-    recorder_.pod_event(record::EventKind::note, "",
-                        fmt::format("daemonset {} runs pod {} on {}",
-                                    pod.daemon_set["metadata"].value("name", ""), pod.state.name,
-                                    pod.state.node));
+    recorder_.pod_event(
+        record::EventKind::note, "",
+        fmt::format("daemonset {} runs pod {} on {}", pod.daemon_set["metadata"].value("name", ""),
+                    pod.state.name, pod.state.node));
   } catch (const std::exception& e) {
     // The runtime's RunContainerError: tried again after the back-off.
     pod.state.waiting = "RunContainerError";
@@ -248,12 +219,11 @@ void DaemonRunner::kill(Pod& pod, const std::string& why) {
   }
   pod.state.deletion = std::chrono::system_clock::now();
   pod.restart_at.reset();
-  recorder_.pod_event(record::EventKind::note, "",
-                      fmt::format("daemonset pod {} on {} deleted: {}", pod.state.name,
-                                  pod.state.node, why));
-  if (pod.process && !pod.process->exited()) {
-    pod.process->send_signal(SIGTERM);
-    pod.kill_at = std::chrono::steady_clock::now() + pod.state.grace;
+  recorder_.pod_event(
+      record::EventKind::note, "",
+      fmt::format("daemonset pod {} on {} deleted: {}", pod.state.name, pod.state.node, why));
+  if (pod.process) {
+    pod.process->stop(pod.state.grace);
   }
   put(pod);
 }

@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/subprocess.h"
 #include "kubeapi/daemons.h"
 #include "kubeapi/objects.h"
+#include "lab/control/pod_process.h"
 
 namespace zerodrop::kubeapi {
 class Store;
@@ -49,11 +49,10 @@ public:
 private:
   struct Pod {
     kubeapi::DaemonPod state;
-    std::string owner_uid;  // the DaemonSet's uid: a DaemonSet created again is another owner
+    std::string owner_uid;      // the DaemonSet's uid: a DaemonSet created again is another owner
     nlohmann::json daemon_set;  // as it was when the pod was made: its template
-    std::optional<Subprocess> process;
+    std::optional<PodProcess> process;
     std::optional<std::chrono::steady_clock::time_point> restart_at;
-    std::optional<std::chrono::steady_clock::time_point> kill_at;
     bool gone = false;
   };
 
@@ -69,7 +68,6 @@ private:
   kubeapi::Store& store_;
   kubeapi::ClusterInfo info_;
   Recorder& recorder_;
-  std::string self_;  // this zerodrop binary
   std::map<std::string, std::unique_ptr<Pod>> pods_;
   uint64_t seen_rv_ = 0;  // the store's resourceVersion at the last reconcile
   std::map<std::string, nlohmann::json> statuses_;  // DaemonSet name -> status last stored

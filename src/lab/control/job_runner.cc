@@ -1,9 +1,6 @@
 #include "lab/control/job_runner.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <csignal>
 #include <set>
 
 #include <fmt/format.h>
@@ -21,12 +18,6 @@ namespace {
 
 constexpr const char* kJobs = "batch/jobs";
 constexpr const char* kPods = "pods";
-
-std::string self_path() {
-  char path[4096];
-  ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
-  return n > 0 ? std::string(path, static_cast<size_t>(n)) : "zerodrop";
-}
 
 // The five random characters of a pod name, from Kubernetes' alphabet (no vowels), drawn from
 // the Job's uid and the attempt so that names are stable within a run.
@@ -50,16 +41,9 @@ std::optional<std::chrono::seconds> seconds_of(const json& spec, const char* key
 }  // namespace
 
 JobRunner::JobRunner(kubeapi::Store& store, kubeapi::ClusterInfo info, Recorder& recorder)
-    : store_(store), info_(std::move(info)), recorder_(recorder), self_(self_path()) {}
+    : store_(store), info_(std::move(info)), recorder_(recorder) {}
 
-JobRunner::~JobRunner() {
-  for (auto& [name, pod] : pods_) {
-    if (pod->process && !pod->process->exited()) {
-      pod->process->send_signal(SIGKILL);
-      pod->process->wait();
-    }
-  }
-}
+JobRunner::~JobRunner() = default;
 
 void JobRunner::create(const std::string& name) {
   std::optional<json> object = store_.get(kJobs, name);
@@ -125,9 +109,8 @@ void JobRunner::kill(Pod& pod) {
     return;
   }
   pod.state.deletion = std::chrono::system_clock::now();
-  if (pod.process && !pod.process->exited()) {
-    pod.process->send_signal(SIGTERM);
-    pod.kill_at = std::chrono::steady_clock::now() + pod.state.grace;
+  if (pod.process) {
+    pod.process->stop(pod.state.grace);
   }
   put(pod);
 }
@@ -158,11 +141,7 @@ void JobRunner::poll() {
 
 void JobRunner::reap(Pod& pod) {
   if (pod.process && !pod.state.finished) {
-    if (pod.kill_at && std::chrono::steady_clock::now() >= *pod.kill_at) {
-      pod.process->send_signal(SIGKILL);
-      pod.kill_at.reset();
-    }
-    if (std::optional<ExitStatus> status = pod.process->try_wait()) {
+    if (std::optional<ExitStatus> status = pod.process->poll()) {
       pod.state.finished = std::chrono::system_clock::now();
       pod.state.exit_code = status->exit_code;
       pod.state.signal = status->signal;
@@ -290,19 +269,9 @@ void JobRunner::start(Pod& pod, const Job& job) {
                     [&](const kubeapi::Node& n) { return n.name == *where.node; });
   put(pod);  // scheduled: Pending on its node, as the API shows it before the container runs
   object = kubeapi::job_pod_object(pod.job, pod.state, info_);
-  std::vector<std::pair<std::string, std::string>> env =
-      kubeapi::job_pod_env(object, store_.list("services").items, node);
-  env.emplace_back("HOSTNAME", pod.state.name);
-  SpawnOptions spawn;
-  spawn.stdout_path = recorder_.pod_log(pod.state.name);
-  spawn.stderr_path = spawn.stdout_path;
-  spawn.env = env;
   try {
-    spawn.argv = kubeapi::container_argv(object["spec"]["containers"][0], env);
-    if (spawn.argv[0] == "/zerodrop" || spawn.argv[0] == "zerodrop") {
-      spawn.argv[0] = self_;  // the agent image's binary is this zerodrop
-    }
-    pod.process.emplace(Subprocess::spawn(spawn));
+    pod.process.emplace(PodProcess::start(object, store_.list("services").items, node,
+                                          recorder_.pod_log(pod.state.name)));
     pod.state.started = std::chrono::system_clock::now();
     recorder_.pod_event(
         record::EventKind::note, "",

@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/subprocess.h"
 #include "kubeapi/jobs.h"
 #include "kubeapi/objects.h"
+#include "lab/control/pod_process.h"
 
 namespace zerodrop::kubeapi {
 class Store;
@@ -53,8 +53,7 @@ private:
   struct Pod {
     kubeapi::JobPod state;
     nlohmann::json job;  // its Job as created: the pod's template, also after an orphaning
-    std::optional<Subprocess> process;
-    std::optional<std::chrono::steady_clock::time_point> kill_at;
+    std::optional<PodProcess> process;
     bool gone = false;  // deleted and exited: no longer in the store
   };
 
@@ -80,7 +79,6 @@ private:
   kubeapi::Store& store_;
   kubeapi::ClusterInfo info_;
   Recorder& recorder_;
-  std::string self_;  // this zerodrop binary
   std::map<std::string, Job> jobs_;
   std::map<std::string, std::unique_ptr<Pod>> pods_;
 };
