@@ -1,9 +1,5 @@
 // Watcher and ApiClient against a scripted server on a unix socket: list, watch from the list's
 // version, resume from the last version (bookmarks count), relist on 410, stop on cancel.
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -16,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "testing/unix_http_server.h"
 #include "verify/watch.h"
 
 namespace zerodrop::verify {
@@ -24,31 +21,29 @@ namespace {
 namespace fs = std::filesystem;
 
 // Answers each connection's request with script(target), then closes (a close-delimited body);
-// an answer starting "410:" is sent with status 410.
+// an answer starting "410:" is sent with status 410. Keeps the targets asked for, in order.
 class ScriptedServer {
 public:
   explicit ScriptedServer(std::function<std::string(const std::string&)> script,
                           std::atomic<bool>* hold = nullptr)
-      : script_(std::move(script)), hold_(hold) {
-    path_ = (fs::path(::testing::TempDir()) / ("api-" + std::to_string(::getpid()) + ".sock"));
-    fs::remove(path_);
-    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::strncpy(addr.sun_path, path_.c_str(), sizeof addr.sun_path - 1);
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    EXPECT_EQ(::listen(fd_, 16), 0);
-    thread_ = std::thread([this] { serve(); });
-  }
+      : server_(
+          "api",
+          [this, script = std::move(script)](const testing::UnixRequest& request) {
+            {
+              std::lock_guard lock(mutex_);
+              targets_.push_back(request.target);
+            }
+            std::string body = script(request.target);
+            return body.starts_with("410:") ? testing::close_delimited(410, "Gone", body.substr(4))
+                                            : testing::close_delimited(200, "OK", body);
+          },
+          [hold] {
+            while (hold && hold->load()) {  // a watch that stays open after its first event
+              std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            }
+          }) {}
 
-  ~ScriptedServer() {
-    ::shutdown(fd_, SHUT_RDWR);
-    ::close(fd_);
-    thread_.join();
-    fs::remove(path_);
-  }
-
-  std::string path() const { return path_; }
+  std::string path() const { return server_.path(); }
 
   std::vector<std::string> targets() {
     std::lock_guard lock(mutex_);
@@ -56,51 +51,9 @@ public:
   }
 
 private:
-  void serve() {
-    for (;;) {
-      int c = ::accept(fd_, nullptr, nullptr);
-      if (c < 0) {
-        return;
-      }
-      std::string request;
-      char buf[4096];
-      while (request.find("\r\n\r\n") == std::string::npos) {
-        ssize_t n = ::read(c, buf, sizeof buf);
-        if (n <= 0) {
-          break;
-        }
-        request.append(buf, static_cast<size_t>(n));
-      }
-      std::string target = request.substr(request.find(' ') + 1);
-      target = target.substr(0, target.find(' '));
-      {
-        std::lock_guard lock(mutex_);
-        targets_.push_back(target);
-      }
-      std::string body = script_(target);
-      std::string head = "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n";
-      if (body.starts_with("410:")) {
-        body = body.substr(4);
-        head = "HTTP/1.1 410 Gone\r\nConnection: close\r\n\r\n";
-      }
-      std::string all = head + body;
-      // MSG_NOSIGNAL: a client that already closed (the watcher moved on) gets no SIGPIPE into
-      // the test process.
-      [[maybe_unused]] ssize_t written = ::send(c, all.data(), all.size(), MSG_NOSIGNAL);
-      while (hold_ && hold_->load()) {  // a watch that stays open after its first event
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      }
-      ::close(c);
-    }
-  }
-
-  std::function<std::string(const std::string&)> script_;
-  std::atomic<bool>* hold_;
-  std::string path_;
-  int fd_ = -1;
-  std::thread thread_;
   std::mutex mutex_;
   std::vector<std::string> targets_;
+  testing::UnixHttpServer server_;  // last: its thread stops before the targets go
 };
 
 std::string list_of(const std::string& version, const std::string& pod) {

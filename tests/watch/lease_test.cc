@@ -1,18 +1,13 @@
-// Leader election: decide()'s rules, MicroTime, and two Electors against a fake Lease API (a unix
-// socket speaking the API server's create/get/update with resourceVersion conflicts).
+// Leader election: decide()'s rules, MicroTime, and two Electors against a fake Lease API (the API
+// server's create/get/update with resourceVersion conflicts, on a unix socket).
 #include "watch/lease.h"
 
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
-
-#include <cstring>
-#include <filesystem>
 #include <mutex>
-#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include "testing/unix_http_server.h"
 
 namespace zerodrop::watch {
 namespace {
@@ -48,27 +43,7 @@ TEST(LeaseTime, MicroTimeRoundTrips) {
 // update with a stale resourceVersion.
 class FakeLeaseApi {
 public:
-  FakeLeaseApi() {
-    path_ = std::filesystem::path(::testing::TempDir())
-            / ("lease-" + std::to_string(::getpid()) + ".sock");
-    std::filesystem::remove(path_);
-    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::strncpy(addr.sun_path, path_.c_str(), sizeof addr.sun_path - 1);
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    EXPECT_EQ(::listen(fd_, 16), 0);
-    thread_ = std::thread([this] { serve(); });
-  }
-
-  ~FakeLeaseApi() {
-    ::shutdown(fd_, SHUT_RDWR);
-    ::close(fd_);
-    thread_.join();
-    std::filesystem::remove(path_);
-  }
-
-  std::string path() const { return path_; }
+  std::string path() const { return server_.path(); }
 
   Json lease() {
     std::lock_guard lock(mutex_);
@@ -94,45 +69,14 @@ private:
     return {method == "POST" ? 201 : 200, lease_};
   }
 
-  void serve() {
-    for (;;) {
-      int c = ::accept(fd_, nullptr, nullptr);
-      if (c < 0) {
-        return;
-      }
-      std::string request;
-      char buf[4096];
-      size_t length = 0;
-      size_t head_end = std::string::npos;
-      while (head_end == std::string::npos || request.size() < head_end + 4 + length) {
-        ssize_t n = ::read(c, buf, sizeof buf);
-        if (n <= 0) {
-          break;
-        }
-        request.append(buf, static_cast<size_t>(n));
-        head_end = request.find("\r\n\r\n");
-        size_t cl = request.find("Content-Length: ");
-        if (cl != std::string::npos && cl < head_end) {
-          length = std::stoul(request.substr(cl + 16));
-        }
-      }
-      std::string method = request.substr(0, request.find(' '));
-      Json body = Json::parse(request.substr(head_end + 4), nullptr, false);
-      auto [status, json] = answer(method, body);
-      std::string text = json.dump();
-      std::string all = "HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Length: "
-                        + std::to_string(text.size()) + "\r\nConnection: close\r\n\r\n" + text;
-      [[maybe_unused]] ssize_t w = ::send(c, all.data(), all.size(), MSG_NOSIGNAL);
-      ::close(c);
-    }
-  }
-
-  std::string path_;
-  int fd_ = -1;
-  std::thread thread_;
   std::mutex mutex_;
   Json lease_;
   int version_ = 0;
+  testing::UnixHttpServer server_{"lease", [this](const testing::UnixRequest& request) {
+                                    auto [status, json] = answer(
+                                        request.method, Json::parse(request.body, nullptr, false));
+                                    return testing::http_answer(status, json.dump());
+                                  }};
 };
 
 TEST(Elector, TheSecondReplicaTakesOverOnceTheLeaderStopsRenewing) {
