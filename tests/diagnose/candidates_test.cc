@@ -21,10 +21,7 @@ using testing::RunBuilder;
 RunBuilder two_terminating() {
   RunBuilder b;
   b.set("replicas", "3").set("grace", "30s");
-  for (const char* pod : {"web-0", "web-1", "web-2"}) {
-    b.pod(pod, 0.1, 0.5);
-    b.applied(0.6, "node/node-1", pod, true, false);
-  }
+  b.serving({"web-0", "web-1", "web-2"}, {"node/node-1"});
   b.ok(1.0, 2.0, 0.1, "node/node-1", "web-2");
   b.terminate("web-0", 4.0, 0.01);
   b.event(4.2, EventKind::deletion_started, "web-1")

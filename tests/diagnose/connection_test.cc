@@ -21,10 +21,7 @@ using testing::RunBuilder;
 RunBuilder deleted_at_4(int stop_signal, double exit_after) {
   RunBuilder b;
   b.set("replicas", "2").set("prestop", "none").set("grace", "30s");
-  for (const char* pod : {"web-0", "web-1"}) {
-    b.pod(pod, 0.1, 0.5);
-    b.applied(0.6, "node-1", pod, true, false).applied(0.6, "node-2", pod, true, false);
-  }
+  b.serving({"web-0", "web-1"}, {"node-1", "node-2"});
   b.ok(1.0, 2.0, 0.1, "node-1", "web-0").ok(1.0, 2.0, 0.1, "node-2", "web-1");
   b.event(4.0, EventKind::deletion_started, "web-0").signal(4.0, "web-0", stop_signal);
   b.exited(4.0 + exit_after, "web-0", 0);

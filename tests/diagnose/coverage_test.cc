@@ -22,10 +22,7 @@ using testing::RunBuilder;
 RunBuilder fast_stop() {
   RunBuilder b;
   b.set("replicas", "2").set("prestop", "none").set("grace", "30s");
-  for (const char* pod : {"web-0", "web-1"}) {
-    b.pod(pod, 0.1, 0.5);
-    b.applied(0.6, "node-1", pod, true, false).applied(0.6, "node-2", pod, true, false);
-  }
+  b.serving({"web-0", "web-1"}, {"node-1", "node-2"});
   b.ok(1.0, 3.95, 0.1, "node-1", "web-0").ok(1.0, 8.0, 0.1, "node-2", "web-1");
   for (double t = 1.0; t < 4.0; t += 0.5) {
     b.request(t + 0.05, t + 0.055, Outcome::ok, Connection::fresh, "node-2", "web-0");

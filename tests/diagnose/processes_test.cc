@@ -17,10 +17,7 @@ using testing::RunBuilder;
 RunBuilder serving() {
   RunBuilder b;
   b.set("replicas", "2").set("prestop", "none").set("grace", "5s");
-  for (const char* pod : {"web-0", "web-1"}) {
-    b.pod(pod, 0.1, 0.5);
-    b.applied(0.6, "node-1", pod, true, false);
-  }
+  b.serving({"web-0", "web-1"}, {"node-1"});
   b.ok(1.0, 2.0, 0.1, "node-1", "web-0");
   b.event(2.0, EventKind::rollout_started, "");
   return b;

@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "record/run_record.h"
 
@@ -48,6 +49,19 @@ public:
     event(created, EventKind::pod_created, name);
     event(created, EventKind::pod_started, name);
     return event(ready, EventKind::pod_ready, name);
+  }
+
+  // Pods serving from the start: each created at 0.1 s and Ready at 0.5 s, every router of
+  // `routers` applying it (Ready) at 0.6 s.
+  RunBuilder& serving(const std::vector<std::string>& pods,
+                      const std::vector<std::string>& routers) {
+    for (const std::string& name : pods) {
+      pod(name, 0.1, 0.5);
+      for (const std::string& router : routers) {
+        applied(0.6, router, name, true, false);
+      }
+    }
+    return *this;
   }
 
   RunBuilder& signal(double t, const std::string& pod, int signal) {

@@ -22,10 +22,7 @@ using testing::RunBuilder;
 RunBuilder scale_up() {
   RunBuilder b;
   b.set("replicas", "3").set("prestop", "none").set("grace", "30s");
-  for (const char* pod : {"web-0", "web-1"}) {
-    b.pod(pod, 0.1, 0.5);
-    b.applied(0.6, "node-1", pod, true, false).applied(0.6, "node-2", pod, true, false);
-  }
+  b.serving({"web-0", "web-1"}, {"node-1", "node-2"});
   b.pod("web-2", 2.0, 3.0);
   b.event(3.0, EventKind::endpoint_changed, "web-2");
   b.applied(3.2, "node-1", "web-2", true, false).applied(3.4, "node-2", "web-2", true, false);
