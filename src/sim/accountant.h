@@ -81,7 +81,17 @@ private:
   std::vector<size_t> by_refuse_;      // old pods by refuse_from
   std::vector<size_t> by_stop_write_;  // old pods by stop_write_ (none last)
   std::vector<size_t> by_break_;       // old pods whose connections break in the run, by then
-  std::vector<double> log_count_;      // [k]: ln k, for k up to the pod count (views, refusals)
+
+  // [pod]: when its requests in flight are cut (exit without a drain, or a kill; kNever: never)
+  // and the request duration's excess over the time from its drain start and its TERM to then.
+  struct Cut {
+    double at = kNever;
+    double after_drain = 0;
+    double after_term = 0;
+  };
+
+  std::vector<Cut> cuts_;
+  std::vector<double> log_count_;  // [k]: ln k, for k up to the pod count (views, refusals)
 
   // L4 keep-alive: an old pod's pinned connections break; their clients reconnect.
   struct Break {

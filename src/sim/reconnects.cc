@@ -46,6 +46,16 @@ void Accountant::prepare_orders() {
   for (size_t k = 0; k < log_count_.size(); ++k) {
     log_count_[k] = std::log(static_cast<double>(k));
   }
+  cuts_.assign(pods.size(), {});
+  const Distribution& d = o_.request_duration;
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const PodTimeline& p = pods[i];
+    bool killed = p.kill != kNever || p.liveness_kill != kNever;
+    double cut = killed || exits_without_drain() ? p.exit : kNever;
+    if (cut != kNever) {
+      cuts_[i] = {cut, d.excess(cut - p.drain_start), d.excess(cut - p.term)};
+    }
+  }
   bool keepalive = l4_ && o_.keepalive == Keepalive::on;
   bool exits_at_once = o_.app == App::naive || o_.app == App::linger;
   for (size_t i = 0; i < pods.size(); ++i) {

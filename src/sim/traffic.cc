@@ -228,20 +228,21 @@ void Accountant::add_point(size_t pod, double t, double mean, Hole hole, Outcome
 // lab's diagnosis: a reused connection, the router had removed the pod), the rest no-drain.
 void Accountant::cut_in_flight(size_t index, double stop, int n) {
   const PodTimeline& p = control_.pods[index];
-  bool killed = p.kill != kNever || p.liveness_kill != kNever;
-  double cut = killed ? p.exit : (exits_without_drain() ? p.exit : kNever);
+  const Cut& c = cuts_[index];
   bool retried = !l4_ && o_.idempotent && o_.dataplane == Dataplane::ingress_nginx
                  && o_.profile.ingress.tries > 1;
-  if (cut == kNever || retried) {
+  if (c.at == kNever || retried) {
     return;
   }
+  double cut = c.at;
+  bool killed = p.kill != kNever || p.liveness_kill != kNever;
   // Requests accepted at the full share until the router stopped or the drain began, and on
   // kept-alive connections until the drain began, that are still running at the cut.
   const Distribution& d = o_.request_duration;
   double until = std::min(stop, p.drain_start);
   double kept_rate = rate_r_ * pinned(p, stop, n, p.drain_start);
-  double mean =
-      std::max(rate_r_ / n * d.excess(cut - until), kept_rate * d.excess(cut - p.drain_start));
+  double after_until = until == p.drain_start ? c.after_drain : d.excess(cut - until);
+  double mean = std::max(rate_r_ / n * after_until, kept_rate * c.after_drain);
   Outcome outcome = cut_outcome();
   if (killed) {
     Hole hole = p.liveness_kill != kNever ? Hole::liveness_kills_drain : Hole::grace_overrun;
@@ -251,7 +252,8 @@ void Accountant::cut_in_flight(size_t index, double stop, int n) {
   double stale = 0;
   double pinned_from = std::max(stop, p.term);
   if (l4_ && !h2_ && o_.keepalive == Keepalive::on && pinned_from < p.drain_start) {
-    stale = kept_rate * (d.excess(cut - p.drain_start) - d.excess(cut - pinned_from));
+    double after_pinned = pinned_from == p.term ? c.after_term : d.excess(cut - pinned_from);
+    stale = kept_rate * (c.after_drain - after_pinned);
     stale = std::clamp(stale, 0.0, mean);
   }
   add_point(index, cut, stale, Hole::keepalive_stale, outcome);
