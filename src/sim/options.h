@@ -65,6 +65,14 @@ Goaway goaway_from_string(std::string_view text, std::string_view what);  // thr
 // it (Go's transport does) or only when a request on it fails (a simple pool).
 enum class StaleCheck { detects, none };
 
+// The measured per-sync loss probability of a dataplane's kube-proxy shape
+// (docs/dataplane-sync.md, "What each shape loses"): nftables mode lost 16 connects of 449,996
+// made at 3,000/s over 8,948 partial syncs, 16 / (8,948 x 3,000) = 6.0e-7 per sync per connect in
+// the second (Poisson 95 % interval of 16: 9.2-26.0, so 3.4e-7 to 9.7e-7); iptables mode, legacy
+// and nft, lost none (< 3e-7), so 0; ingress and cloud LBs sync no kernel rules, 0.
+inline constexpr double kNftablesSyncLoss = 16.0 / (8'948.0 * 3'000.0);
+double proxy_sync_loss_of(Dataplane dataplane);
+
 // One simulated rollout: the cluster (profile), the workload, the traffic and the run settings.
 struct Options {
   Profile profile;
@@ -103,10 +111,11 @@ struct Options {
   // RPCs meanwhile (gRPC's connection-backoff.md: INITIAL_BACKOFF 1 s; its growth by 1.6 per
   // failure is not modelled).
   double grpc_backoff = 1.0;
-  // kube-proxy dataplanes: the probability that a connect opened while a node's proxy rewrites its
-  // rules (one sync, for as long as it runs) is lost and times out (docs/lab.md, "A connect lost
-  // in the kernel"). 0 until measured: the dataplane work (issue 35) gives its figure.
-  double proxy_sync_loss = 0;
+  // kube-proxy dataplanes: the probability that a new connect is lost when its node syncs the
+  // Service's rules once in the second the connect is made (docs/dataplane-sync.md, "Loss
+  // probability per sync per connect in flight"): a sync loses P x the node's connects per second
+  // on average. None: the dataplane's measured figure, proxy_sync_loss_of().
+  std::optional<double> proxy_sync_loss;
   bool idempotent = true;  // GET: an ingress retries it on upstream errors
   // Run.
   uint64_t seed = 1;

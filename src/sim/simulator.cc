@@ -16,7 +16,6 @@
 namespace zerodrop::sim {
 namespace {
 
-constexpr uint64_t kRouterSalt = 0x5EED0F20A7E5ULL;
 constexpr uint64_t kSampleSalt = 0x5A3B1E5ULL;
 
 double run_end(const Options& o, const ControlPlane& control) {
@@ -127,6 +126,10 @@ Goaway goaway_from_string(std::string_view text, std::string_view what) {
   throw Error(fmt::format("{}: expected graceful or abrupt, got '{}'", what, text));
 }
 
+double proxy_sync_loss_of(Dataplane dataplane) {
+  return dataplane == Dataplane::nftables ? kNftablesSyncLoss : 0.0;
+}
+
 void validate(const Options& o) {
   auto need = [](bool ok, const char* message) {
     if (!ok) {
@@ -146,7 +149,7 @@ void validate(const Options& o) {
   need(!o.liveness
            || (o.liveness->period > 0 && o.liveness->failures >= 1 && o.liveness->timeout >= 0),
        "--liveness: expected a period above 0, at least 1 failure and a timeout of 0 or more");
-  need(o.proxy_sync_loss >= 0 && o.proxy_sync_loss <= 1,
+  need(!o.proxy_sync_loss || (*o.proxy_sync_loss >= 0 && *o.proxy_sync_loss <= 1),
        "--proxy-sync-loss: expected a probability from 0 to 1");
   need(o.profile.proxy.min_sync_period > 0 || o.profile.proxy.sync_base > 0,
        "profile: kubeProxy.minSyncPeriod or kubeProxy.syncBase must be above 0");

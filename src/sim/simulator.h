@@ -29,6 +29,10 @@ struct Result {
   int routers = 0;
 };
 
+// The salt of the routers' random streams (Routers' seed is the run's seed xor it): a test
+// rebuilding a run's routers uses it.
+inline constexpr uint64_t kRouterSalt = 0x5EED0F20A7E5ULL;
+
 // Checks options for values the model cannot run (throws Error naming the flag).
 void validate(const Options& options);
 

@@ -38,6 +38,7 @@ Accountant::Accountant(const Options& options, const ControlPlane& control, cons
   if (l4_ && o_.keepalive == Keepalive::on) {
     new_fraction_ = std::min(1.0, hazard_ / lc);
   }
+  sync_loss_ = o_.proxy_sync_loss.value_or(proxy_sync_loss_of(o_.dataplane));
   out_.per_pod.assign(control.pods.size(), {});
   prepare_orders();
 }
@@ -318,14 +319,17 @@ void Accountant::new_pod(size_t index) {
   add_window(index, from, p.serving_from, density, Hole::readiness_lies, Outcome::http_503);
 }
 
-// Connects opened while the router's proxy rewrites its rules, lost with --proxy-sync-loss each
-// and timing out: the router's failure, which no hole of the app explains (as the diagnosis
-// reads an untranslated connect). Only the syncs this rollout causes: other Services' churn
-// makes more on a real node.
+// New connects lost by the router's proxy as it rewrites the Service's rules: each sync loses
+// P x the router's connects per second on average (the measured window per sync, P seconds of
+// connects; docs/dataplane-sync.md). nftables mode's lost SYN hits kube-proxy's
+// cluster-ips-check and is refused; in iptables mode nothing rejects it and it times out. Only
+// the syncs this rollout causes: other Services' churn makes more on a real node.
 void Accountant::sync_losses() {
-  double connects = rate_r_ * new_fraction_ * o_.proxy_sync_loss;  // per second of sync
-  for (const auto& [start, end] : syncs_) {
-    out_.tally.add_window(start, end, connects, Hole::unexplained, Outcome::connect_timeout);
+  double lost = rate_r_ * new_fraction_ * sync_loss_;  // per sync
+  Outcome outcome =
+      o_.dataplane == Dataplane::nftables ? Outcome::connect_refused : Outcome::connect_timeout;
+  for (const auto& sync : syncs_) {
+    out_.tally.add_point(sync.first, lost, Hole::proxy_sync_loss, outcome);
   }
 }
 
@@ -373,7 +377,7 @@ void Accountant::sample_events(int r) {
 
 void Accountant::router(int r) {
   syncs_.clear();
-  bool losses = l4_ && o_.proxy_sync_loss > 0;
+  bool losses = l4_ && sync_loss_ > 0;
   routers_.apply_times(r, applied_, out_.events, losses ? &syncs_ : nullptr);
   if (losses) {
     sync_losses();

@@ -92,25 +92,5 @@ TEST(H2, RejectsHttp2WithoutKeepalive) {
   EXPECT_THROW(simulate(o), Error);
 }
 
-// --proxy-sync-loss: every connect opened while a node's kube-proxy syncs is lost with that
-// probability (unexplained, connect_timeout); 0, the default, loses none.
-TEST(ProxySyncLoss, LosesConnectsOpenedDuringSyncs) {
-  Options o;
-  o.profile = load_profile("gke");
-  o.nodes = 50;
-  o.replicas = 10;
-  o.rate = 1000;
-  o.keepalive = Keepalive::off;  // every request connects
-  o.app = App::graceful;
-  o.prestop = 60;
-  o.grace = 90;
-  EXPECT_LT(expected(simulate(o), Hole::unexplained), 1e-9);
-  o.proxy_sync_loss = 0.5;
-  double half = expected(simulate(o), Hole::unexplained);
-  EXPECT_GT(half, 0.0);
-  o.proxy_sync_loss = 1;
-  EXPECT_NEAR(expected(simulate(o), Hole::unexplained), 2 * half, 1e-6 * half);
-}
-
 }  // namespace
 }  // namespace zerodrop::sim
