@@ -45,6 +45,7 @@ struct Flags {
   std::string client_retries = "0", method = "GET", linger = "3s", readiness_period;
   std::string liveness, liveness_at_shutdown = "stops";
   std::string protocol = "http1", goaway = "graceful", grpc_backoff = "1s", proxy_sync_loss;
+  std::string min_sync_period, ipvs_conn_reuse_mode = "1";
   bool no_keepalive = false;
 };
 
@@ -152,6 +153,11 @@ void apply_traffic_flags(const Flags& f, sim::Options& o) {
   if (!f.proxy_sync_loss.empty()) {
     o.proxy_sync_loss = parse_number(f.proxy_sync_loss, "--proxy-sync-loss");
   }
+  if (!f.min_sync_period.empty()) {
+    o.min_sync_period = seconds(f.min_sync_period, "--min-sync-period");
+  }
+  o.ipvs_conn_reuse_mode =
+      static_cast<int>(parse_integer(f.ipvs_conn_reuse_mode, "--ipvs-conn-reuse-mode", 0, 1));
   o.idempotent = http::idempotent(boost::beast::http::string_to_verb(f.method));
   o.seed = static_cast<uint64_t>(parse_integer(f.seed, "--seed", 0, INT64_MAX));
   o.duration = seconds(f.duration, "--duration");
@@ -194,7 +200,7 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--replicas", f.replicas, "Replicas rolled")->capture_default_str();
   app.add_option("--rate", f.rate, "Requests per second to the service")->capture_default_str();
   app.add_option("--dataplane", f.dataplane,
-                 "kube-proxy-iptables, kube-proxy-nftables, ingress-nginx or cloud-lb "
+                 "kube-proxy-iptables, -nftables, -ipvs, ingress-nginx or cloud-lb "
                  "(default: the profile's)");
   app.add_option("--prestop", f.prestop, "preStop sleep: 10, 10s, sleep:10 or none")
       ->capture_default_str();
@@ -255,6 +261,13 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--proxy-sync-loss", f.proxy_sync_loss,
                  "kube-proxy: probability per sync that a connect of that second is lost "
                  "(default: nftables 6e-7, measured; iptables 0)");
+  app.add_option("--min-sync-period", f.min_sync_period,
+                 "kube-proxy's minSyncPeriod: changes batched per sync (default: the profile's, "
+                 "1s; IPVS 0)");
+  app.add_option("--ipvs-conn-reuse-mode", f.ipvs_conn_reuse_mode,
+                 "kube-proxy-ipvs: net.ipv4.vs.conn_reuse_mode, 0 (kube-proxy on kernels < 5.9) "
+                 "or 1")
+      ->capture_default_str();
   app.add_option("--pod-capacity", f.pod_capacity, "Requests/s one pod serves (0 = unlimited)")
       ->capture_default_str();
   app.add_option("--seed", f.seed, "Random seed (same seed, same output)")->capture_default_str();

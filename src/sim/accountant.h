@@ -69,6 +69,7 @@ private:
   double rate_r_ = 0;        // requests per second through one router
   double new_fraction_ = 1;  // requests that open a new connection (L4 keep-alive)
   double hazard_ = 0;        // per-connection rate of closing (max age, idle timeout)
+  double route_lag_ = 0;     // IPVS conn_reuse_mode 0: new connects routed as a port cycle ago
   double sync_loss_ = 0;     // connects lost per sync, per connect per second (proxy-sync-loss)
   std::vector<double> applied_;
   std::vector<std::pair<double, double>> syncs_;  // this router's proxy syncs (start, end)

@@ -15,6 +15,7 @@ Routers::Routers(const Options& options, const ControlPlane& control, uint64_t s
   switch (options.dataplane) {
     case Dataplane::iptables:
     case Dataplane::nftables:
+    case Dataplane::ipvs:
       count_ = options.nodes;
       break;
     case Dataplane::ingress_nginx:
@@ -52,6 +53,7 @@ std::string Routers::name(int router) const {
   switch (o_.dataplane) {
     case Dataplane::iptables:
     case Dataplane::nftables:
+    case Dataplane::ipvs:
       return fmt::format("node-{}", router);
     case Dataplane::ingress_nginx:
       return fmt::format("ingress-{}", router);
@@ -78,16 +80,23 @@ void Routers::receive(Random& random, std::vector<double>& received) const {
   }
 }
 
+double Routers::min_sync_period() const {
+  const KubeProxyModel& kp = o_.profile.proxy;
+  return o_.min_sync_period.value_or(o_.dataplane == Dataplane::ipvs ? kp.ipvs_min_sync_period
+                                                                     : kp.min_sync_period);
+}
+
 // kube-proxy's BoundedFrequencyRunner (burst 2, one sync per minSyncPeriod) around syncProxyRules:
 // every sync applies all changes received before it starts; iptables writes KUBE-SERVICES in full
-// each sync and every rule at least every syncPeriod; nftables is incremental (KEP-3453, KEP-3866).
+// each sync and every rule at least every syncPeriod; nftables is incremental (KEP-3453, KEP-3866);
+// IPVS updates the changed real servers by netlink, costed as nftables' changes (assumed).
 void Routers::kube_proxy(Random& random, const std::vector<double>& received,
                          std::vector<double>& applied, uint64_t& events,
                          std::vector<std::pair<double, double>>* syncs) const {
   const KubeProxyModel& kp = o_.profile.proxy;
-  bool nft = o_.dataplane == Dataplane::nftables;
+  bool nft = o_.dataplane == Dataplane::nftables || o_.dataplane == Dataplane::ipvs;
   double slowness = random.lognormal(0, kp.node_sigma);
-  TokenBucket runner(1.0 / std::max(kp.min_sync_period, 1e-6), std::max(1, kp.burst));
+  TokenBucket runner(1.0 / std::max(min_sync_period(), 1e-6), std::max(1, kp.burst));
   double last_full = random.uniform() * kp.sync_period - kp.sync_period;
   double free = 0;
   size_t w = 0, n = received.size();

@@ -23,6 +23,8 @@ public:
   bool in_order() const;
 
   std::string name(int router) const;
+  // kube-proxy's minSyncPeriod for this dataplane (--min-sync-period, else the profile's).
+  double min_sync_period() const;
   // When `router` has applied every write (index = write): non-decreasing (also with a direct
   // propagation distribution, the lab's model), except for a cloud LB, where each change lands
   // on its own (see in_order()). Adds the discrete events processed (watch deliveries, syncs,

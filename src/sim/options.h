@@ -73,6 +73,16 @@ enum class StaleCheck { detects, none };
 inline constexpr double kNftablesSyncLoss = 16.0 / (8'948.0 * 3'000.0);
 double proxy_sync_loss_of(Dataplane dataplane);
 
+// IPVS's TCP TIME_WAIT timeout (ip_vs_proto_tcp.c: 2 minutes) and Linux's default ephemeral port
+// range (ip_local_port_range 32768-60999): with conn_reuse_mode 0, a client IP that opens more
+// than 28,232 / 120 s = 235 connects a second reuses ports whose entries are still in the table.
+inline constexpr double kIpvsTimeWait = 120;
+inline constexpr double kEphemeralPorts = 28'232;
+// The lag with which an IPVS node routes new connects when conn_reuse_mode is 0: the client's
+// port cycle (kEphemeralPorts / its connects per second) if shorter than kIpvsTimeWait, else 0.
+// One client IP per node is assumed (docs/sim.md, "IPVS").
+double ipvs_reuse_lag(double connects_per_second);
+
 // One simulated rollout: the cluster (profile), the workload, the traffic and the run settings.
 struct Options {
   Profile profile;
@@ -105,6 +115,13 @@ struct Options {
   StaleCheck stale_check = StaleCheck::detects;
   double stale_window = 0.001;  // a request written this close to the server's close fails
   int client_retries = 0;       // retries of a refused connection by the client
+  // kube-proxy's minSyncPeriod (--min-sync-period): none, the profile's for the dataplane.
+  std::optional<double> min_sync_period;
+  // IPVS: net.ipv4.vs.conn_reuse_mode. kube-proxy sets 0 on kernels before 5.9 and leaves the
+  // kernel's 1 from 5.9 on (k/k #93297). With 0 a SYN whose source port matches a connection
+  // entry still in IPVS's table (TIME_WAIT: 120 s) goes to that entry's real server, even one of
+  // weight 0: a client cycling its ports faster than that routes as the node did one cycle ago.
+  int ipvs_conn_reuse_mode = 1;
   Protocol protocol = Protocol::http1;
   Goaway goaway = Goaway::graceful;
   // gRPC: a channel whose connect failed waits this long before the next attempt, failing its

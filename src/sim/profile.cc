@@ -134,6 +134,8 @@ const std::vector<Key>& keys() {
        distribution([](Profile & p) -> auto& { return p.control.controller_delay; })},
       {"kubeProxy.minSyncPeriod",
        seconds([](Profile & p) -> auto& { return p.proxy.min_sync_period; })},
+      {"kubeProxy.ipvsMinSyncPeriod",
+       seconds([](Profile & p) -> auto& { return p.proxy.ipvs_min_sync_period; })},
       {"kubeProxy.syncPeriod", seconds([](Profile & p) -> auto& { return p.proxy.sync_period; })},
       {"kubeProxy.burst", number([](Profile & p) -> auto& { return p.proxy.burst; })},
       {"kubeProxy.podsPerNode", number([](Profile & p) -> auto& { return p.proxy.pods_per_node; })},
@@ -260,9 +262,10 @@ Dataplane dataplane_from_string(std::string_view text, std::string_view what) {
   std::vector<std::string_view> names(kDataplaneNames.begin(), kDataplaneNames.end());
   std::string hint = closest_match(text, names);
   throw Error(fmt::format("{}: unknown dataplane '{}'{}", what, text,
-                          hint.empty() ? " (kube-proxy-iptables, kube-proxy-nftables, "
-                                         "ingress-nginx, cloud-lb)"
-                                       : fmt::format("; did you mean '{}'?", hint)));
+                          hint.empty()
+                              ? " (kube-proxy-iptables, kube-proxy-nftables, kube-proxy-ipvs, "
+                                "ingress-nginx, cloud-lb)"
+                              : fmt::format("; did you mean '{}'?", hint)));
 }
 
 std::vector<std::string_view> builtin_profiles() {

@@ -11,9 +11,14 @@
 namespace zerodrop::sim {
 
 // How routers learn of endpoint changes and pick backends.
-enum class Dataplane { iptables, nftables, ingress_nginx, cloud_lb };
-inline constexpr std::array<std::string_view, 4> kDataplaneNames = {
-    "kube-proxy-iptables", "kube-proxy-nftables", "ingress-nginx", "cloud-lb"};
+enum class Dataplane { iptables, nftables, ingress_nginx, cloud_lb, ipvs };
+inline constexpr std::array<std::string_view, 5> kDataplaneNames = {
+    "kube-proxy-iptables", "kube-proxy-nftables", "ingress-nginx", "cloud-lb", "kube-proxy-ipvs"};
+
+// kube-proxy on every node (iptables, nftables or IPVS mode): the L4 routers.
+constexpr bool is_kube_proxy(Dataplane d) {
+  return d == Dataplane::iptables || d == Dataplane::nftables || d == Dataplane::ipvs;
+}
 
 std::string_view to_string(Dataplane dataplane);  // "kube-proxy-iptables", …
 Dataplane dataplane_from_string(std::string_view text, std::string_view what);  // throws Error
@@ -38,10 +43,13 @@ struct ControlPlaneModel {
 
 // kube-proxy on every node (k/k pkg/proxy; KEP-3453 iptables, KEP-3866 nftables).
 struct KubeProxyModel {
-  double min_sync_period = 1;  // iptables.minSyncPeriod
-  double sync_period = 30;     // full resync at least this often (iptables)
-  int burst = 2;               // BoundedFrequencyRunner burstSyncs
-  double pods_per_node = 30;   // background endpoints per node: the rule count grows with it
+  double min_sync_period = 1;  // iptables.minSyncPeriod (nftables mode's too)
+  // ipvs.minSyncPeriod: kube-proxy's v1alpha1 defaults.go sets none (0: a sync per change, the
+  // runner's burst aside) where it sets iptables.minSyncPeriod to 1 s.
+  double ipvs_min_sync_period = 0;
+  double sync_period = 30;    // full resync at least this often (iptables)
+  int burst = 2;              // BoundedFrequencyRunner burstSyncs
+  double pods_per_node = 30;  // background endpoints per node: the rule count grows with it
   double endpoints_per_service = 10;
   double sync_base = 0.02;           // fixed cost of one iptables-restore
   double sync_per_service = 40e-6;   // partial sync: KUBE-SERVICES is written in full

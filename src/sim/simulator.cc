@@ -28,7 +28,9 @@ double run_end(const Options& o, const ControlPlane& control) {
       last_exit = std::max(last_exit, p.exit);
     }
   }
-  return std::max(control.rollout_end + o.tail, last_exit + 1);
+  // IPVS with conn_reuse_mode 0 routes up to a TIME_WAIT late: the tail outlasts it.
+  double lag = o.dataplane == Dataplane::ipvs && o.ipvs_conn_reuse_mode == 0 ? kIpvsTimeWait : 0;
+  return std::max(control.rollout_end + o.tail + lag, last_exit + 1);
 }
 
 // Requests beyond what the serving pods can take time out (pod_capacity > 0 only).
@@ -130,6 +132,14 @@ double proxy_sync_loss_of(Dataplane dataplane) {
   return dataplane == Dataplane::nftables ? kNftablesSyncLoss : 0.0;
 }
 
+double ipvs_reuse_lag(double connects_per_second) {
+  if (connects_per_second <= 0) {
+    return 0;
+  }
+  double cycle = kEphemeralPorts / connects_per_second;
+  return cycle < kIpvsTimeWait ? cycle : 0;
+}
+
 void validate(const Options& o) {
   auto need = [](bool ok, const char* message) {
     if (!ok) {
@@ -145,6 +155,10 @@ void validate(const Options& o) {
   need(o.duration <= 86'400, "--duration: at most 24h of virtual time");
   need(o.protocol == Protocol::http1 || o.keepalive == Keepalive::on,
        "--no-keepalive: HTTP/2 and gRPC clients keep their connections (--protocol http1)");
+  need(o.ipvs_conn_reuse_mode == 0 || o.ipvs_conn_reuse_mode == 1,
+       "--ipvs-conn-reuse-mode: expected 0 or 1");
+  need(!o.min_sync_period || *o.min_sync_period >= 0,
+       "--min-sync-period: expected a duration of 0 or more");
   need(o.grpc_backoff > 0, "--grpc-backoff: expected a duration above 0");
   need(!o.liveness
            || (o.liveness->period > 0 && o.liveness->failures >= 1 && o.liveness->timeout >= 0),

@@ -25,7 +25,7 @@ Accountant::Accountant(const Options& options, const ControlPlane& control, cons
       control_(control),
       routers_(routers),
       end_(end),
-      l4_(options.dataplane == Dataplane::iptables || options.dataplane == Dataplane::nftables),
+      l4_(is_kube_proxy(options.dataplane)),
       direct_(!routers.in_order()),
       h2_(l4_ && options.protocol != Protocol::http1),
       grpc_(l4_ && options.protocol == Protocol::grpc),
@@ -39,6 +39,9 @@ Accountant::Accountant(const Options& options, const ControlPlane& control, cons
     new_fraction_ = std::min(1.0, hazard_ / lc);
   }
   sync_loss_ = o_.proxy_sync_loss.value_or(proxy_sync_loss_of(o_.dataplane));
+  if (o_.dataplane == Dataplane::ipvs && o_.ipvs_conn_reuse_mode == 0) {
+    route_lag_ = ipvs_reuse_lag(rate_r_ * new_fraction_);
+  }
   out_.per_pod.assign(control.pods.size(), {});
   prepare_orders();
 }
@@ -381,6 +384,14 @@ void Accountant::router(int r) {
   routers_.apply_times(r, applied_, out_.events, losses ? &syncs_ : nullptr);
   if (losses) {
     sync_losses();
+  }
+  // IPVS, conn_reuse_mode 0: new connects follow the entries of a cycle ago, so the router stops
+  // (and starts) routing to a pod a cycle after kube-proxy applied it: propagation, router events
+  // and windows all read the later time.
+  if (route_lag_ > 0) {
+    for (double& t : applied_) {
+      t += route_lag_;
+    }
   }
   if (direct_) {
     build_steps();

@@ -2,9 +2,9 @@
 // rules loses P x the node's connects per second (docs/dataplane-sync.md's measured window), P
 // by default nftables mode's measured figure and 0 in iptables mode. The closed form rebuilds
 // the run's routers and counts their syncs.
-#include <gtest/gtest.h>
-
 #include <cmath>
+
+#include <gtest/gtest.h>
 
 #include "sim/control_plane.h"
 #include "sim/dataplane.h"
@@ -15,11 +15,11 @@ namespace {
 
 using record::Hole;
 
-double expected(const Result& r, Hole h) {
+double sync_expected(const Result& r, Hole h) {
   return r.expected[static_cast<size_t>(h)];
 }
 
-Options rollout(Dataplane dataplane) {
+Options sync_rollout(Dataplane dataplane) {
   Options o;
   o.profile = load_profile("gke");
   o.dataplane = dataplane;
@@ -52,21 +52,21 @@ double syncs_in_run(const Options& o, double end) {
 }
 
 TEST(ProxySyncLoss, EachSyncLosesTheMeasuredWindowOfConnects) {
-  Options o = rollout(Dataplane::nftables);
+  Options o = sync_rollout(Dataplane::nftables);
   Result r = simulate(o);
   double syncs = syncs_in_run(o, r.end);
   ASSERT_GT(syncs, 2.0 * o.nodes);  // at least a Ready, a terminating and a removal per node
   double per_node_rate = o.rate / o.nodes;
-  EXPECT_NEAR(expected(r, Hole::proxy_sync_loss), syncs * per_node_rate * kNftablesSyncLoss,
+  EXPECT_NEAR(sync_expected(r, Hole::proxy_sync_loss), syncs * per_node_rate * kNftablesSyncLoss,
               1e-9 * syncs * per_node_rate);
   EXPECT_NEAR(kNftablesSyncLoss, 5.96e-7, 0.01e-7);  // 16 / (8,948 x 3,000)
   o.proxy_sync_loss = 1e-3;
-  EXPECT_NEAR(expected(simulate(o), Hole::proxy_sync_loss), syncs * per_node_rate * 1e-3,
+  EXPECT_NEAR(sync_expected(simulate(o), Hole::proxy_sync_loss), syncs * per_node_rate * 1e-3,
               1e-9 * syncs * per_node_rate);
 }
 
 TEST(ProxySyncLoss, NftablesRefusesTheLostConnect) {
-  Options o = rollout(Dataplane::nftables);
+  Options o = sync_rollout(Dataplane::nftables);
   o.proxy_sync_loss = 0.01;
   Result r = simulate(o);
   uint64_t refused = 0, timed_out = 0;
@@ -80,16 +80,16 @@ TEST(ProxySyncLoss, NftablesRefusesTheLostConnect) {
 }
 
 TEST(ProxySyncLoss, IptablesLosesNoneUnlessTold) {
-  Options o = rollout(Dataplane::iptables);
-  EXPECT_EQ(expected(simulate(o), Hole::proxy_sync_loss), 0.0);
+  Options o = sync_rollout(Dataplane::iptables);
+  EXPECT_EQ(sync_expected(simulate(o), Hole::proxy_sync_loss), 0.0);
   o.proxy_sync_loss = 1e-3;
   Result told = simulate(o);
-  EXPECT_NEAR(expected(told, Hole::proxy_sync_loss),
+  EXPECT_NEAR(sync_expected(told, Hole::proxy_sync_loss),
               syncs_in_run(o, told.end) * o.rate / o.nodes * 1e-3, 1e-6);
-  Options lab = rollout(Dataplane::iptables);
+  Options lab = sync_rollout(Dataplane::iptables);
   lab.profile = load_profile("lab");  // the lab's direct propagation: no syncs to lose in
   lab.proxy_sync_loss = 0.5;
-  EXPECT_EQ(expected(simulate(lab), Hole::proxy_sync_loss), 0.0);
+  EXPECT_EQ(sync_expected(simulate(lab), Hole::proxy_sync_loss), 0.0);
 }
 
 }  // namespace
