@@ -6,12 +6,14 @@
 #include <boost/beast/http/verb.hpp>
 
 #include "base/duration.h"
+#include "base/enum_names.h"
 #include "base/error.h"
 #include "base/int_or_percent.h"
 #include "base/parse.h"
 #include "cli/command.h"
 #include "cli/manifest_flags.h"
 #include "http/idempotent.h"
+#include "kube/loader.h"
 #include "kube/workload.h"
 #include "report/report.h"
 #include "sim/invocation.h"
@@ -44,9 +46,9 @@ struct Flags {
   std::string connection_rate = "10", connection_max_age = "60s", idle_timeout = "90s";
   std::string client_retries = "0", method = "GET", linger = "3s", readiness_period;
   std::string liveness, liveness_at_shutdown = "stops";
-  std::string protocol = "http1", goaway = "graceful", grpc_backoff = "1s", proxy_sync_loss;
-  std::string min_sync_period, ipvs_conn_reuse_mode = "1";
-  bool no_keepalive = false;
+  std::string protocol, goaway = "graceful", grpc_backoff = "1s", proxy_sync_loss;
+  std::string min_sync_period, ipvs_conn_reuse_mode = "1", sidecar, sidecar_drain;
+  bool no_keepalive = false, sidecar_exit_on_zero = false;
 };
 
 double seconds(const std::string& text, const char* flag) {
@@ -87,14 +89,36 @@ void map_workload(const Flags& f, const CLI::App& app, sim::Options& o) {
   o.max_surge = IntOrPercent::parse(f.max_surge, "--max-surge");
   o.max_unavailable = IntOrPercent::parse(f.max_unavailable, "--max-unavailable");
   if (!f.file.empty()) {
-    std::optional<kube::Workload> w = kube::first_workload(f.file);
+    std::vector<kube::Object> objects = kube::load_objects(f.file);
+    std::optional<kube::Workload> w = kube::first_workload_of(objects);
     if (!w) {
       throw Error(f.file + ": no Deployment, StatefulSet or other workload in it");
     }
     std::optional<std::string> unknown = sim::apply_workload(o, *w, f.container);
+    if (auto protocol = sim::service_protocol(objects, *w)) {
+      o.protocol = *protocol;  // --protocol, when given, overrides it (apply_traffic_flags)
+    }
     if (unknown && !flag_given(app, "--prestop")) {
       throw Error(*unknown + "; give --prestop DURATION to simulate it");
     }
+  }
+}
+
+// A mesh's sidecar proxy, each flag where given, over -f's proxy container.
+void apply_sidecar_flags(const Flags& f, kube::SidecarProxy& proxy) {
+  if (!f.sidecar.empty()) {
+    constexpr std::array<std::string_view, 3> kOrders = {"none", "plain", "native"};
+    auto order = enum_from_name<kube::SidecarOrder>(kOrders, f.sidecar);
+    if (!order) {
+      throw Error("--sidecar: expected none, plain or native, got '" + f.sidecar + "'");
+    }
+    proxy.order = *order;
+  }
+  if (!f.sidecar_drain.empty()) {
+    proxy.termination_drain = parse_duration(f.sidecar_drain, "--sidecar-drain");
+  }
+  if (f.sidecar_exit_on_zero) {
+    proxy.exit_on_zero_active_connections = true;
   }
 }
 
@@ -122,6 +146,7 @@ void apply_workload_flags(const Flags& f, const CLI::App& app, sim::Options& o) 
   if (!f.readiness_period.empty()) {
     o.readiness_period = seconds(f.readiness_period, "--readiness-period");
   }
+  apply_sidecar_flags(f, o.sidecar);
 }
 
 // The app, its clients and the run: flags only, no manifest says them.
@@ -145,7 +170,9 @@ void apply_traffic_flags(const Flags& f, sim::Options& o) {
   o.connection_max_age = seconds(f.connection_max_age, "--connection-max-age");
   o.idle_timeout = seconds(f.idle_timeout, "--idle-timeout");
   o.client_retries = static_cast<int>(parse_integer(f.client_retries, "--client-retries", 0, 10));
-  o.protocol = sim::protocol_from_string(f.protocol, "--protocol");
+  if (!f.protocol.empty()) {  // else -f's Service appProtocol, else http1
+    o.protocol = sim::protocol_from_string(f.protocol, "--protocol");
+  }
   o.liveness_at_shutdown =
       sim::liveness_at_shutdown_from_string(f.liveness_at_shutdown, "--liveness-at-shutdown");
   o.goaway = sim::goaway_from_string(f.goaway, "--goaway");
@@ -249,8 +276,8 @@ void add_flags(CLI::App& app, Flags& f) {
                  "(probes: kubelets before 1.21, native sidecars)")
       ->capture_default_str();
   app.add_option("--protocol", f.protocol,
-                 "Clients speak http1, h2 or grpc (multiplexed connections pinned until GOAWAY)")
-      ->capture_default_str();
+                 "Clients speak http1, h2 or grpc (multiplexed connections pinned until "
+                 "GOAWAY); default -f's Service appProtocol, else http1");
   app.add_option("--goaway", f.goaway,
                  "h2/grpc apps that drain: graceful (double GOAWAY, streams finish) or abrupt "
                  "(streams cancelled)")
@@ -261,6 +288,14 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--proxy-sync-loss", f.proxy_sync_loss,
                  "kube-proxy: probability per sync that a connect of that second is lost "
                  "(default: nftables 6e-7, measured; iptables 0)");
+  app.add_option("--sidecar", f.sidecar,
+                 "A mesh's Envoy proxy in the pod: none, plain (a regular container: stopped "
+                 "with the app) or native (restartPolicy Always: stopped after it); default -f's");
+  app.add_option("--sidecar-drain", f.sidecar_drain,
+                 "The proxy's terminationDrainDuration: stop signal -> exit (default 5s)");
+  app.add_flag(
+      "--sidecar-exit-on-zero", f.sidecar_exit_on_zero,
+      "The proxy exits when it has no active connection (EXIT_ON_ZERO_ACTIVE_CONNECTIONS)");
   app.add_option("--min-sync-period", f.min_sync_period,
                  "kube-proxy's minSyncPeriod: changes batched per sync (default: the profile's, "
                  "1s; IPVS 0)");

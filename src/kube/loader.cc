@@ -367,14 +367,18 @@ std::vector<Object> load_objects(const std::string& path_or_dash) {
 }
 
 std::optional<Workload> first_workload(const std::string& path_or_dash) {
+  return first_workload_of(load_objects(path_or_dash));
+}
+
+std::optional<Workload> first_workload_of(const std::vector<Object>& objects) {
   std::optional<Workload> completing;  // a Job or CronJob: returned only when nothing else is
-  for (Object& object : load_objects(path_or_dash)) {
-    auto* workload = std::get_if<Workload>(&object);
+  for (const Object& object : objects) {
+    const auto* workload = std::get_if<Workload>(&object);
     if (workload && !workload->runs_to_completion()) {
-      return std::move(*workload);
+      return *workload;
     }
     if (workload && !completing) {
-      completing = std::move(*workload);
+      completing = *workload;
     }
   }
   return completing;

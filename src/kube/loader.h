@@ -73,4 +73,7 @@ Loaded load_file(const std::string& path, const LoadLimits& limits = {});
 // problem: for callers (lab, sim) that need the whole file to be valid.
 std::vector<Object> load_objects(const std::string& path_or_dash);
 
+// first_workload()'s choice among objects already loaded (a file read once, with its Services).
+std::optional<Workload> first_workload_of(const std::vector<Object>& objects);
+
 }  // namespace zerodrop::kube

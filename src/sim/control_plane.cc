@@ -11,6 +11,7 @@
 #include "base/duration.h"
 #include "kube/kubelet.h"
 #include "kube/rollout.h"
+#include "kube/sidecar.h"
 #include "sim/event_queue.h"
 
 namespace zerodrop::sim {
@@ -252,6 +253,21 @@ void Rollout::terminate(size_t index) {
   p.drain_start = std::min(p.drain_start, kill);
   bool killed = done > kill;
   double live = liveness_kill_at(p);
+  double app_exit = std::min({done, kill, live});
+  Duration proxy_at =
+      kube::sidecar_exit(o_.sidecar, from_seconds(app_exit - kubelet), from_seconds(o_.grace));
+  double proxy = proxy_at == Duration::max() ? kNever : kubelet + to_seconds(proxy_at);
+  if (proxy < app_exit) {
+    // The proxy stopped forwarding under the app: for the traffic, the pod ends there (connects
+    // refused, requests in flight and idle connections cut).
+    p.proxy_exit = proxy;
+    p.refuse_from = std::min(p.refuse_from, proxy);
+    p.drain_start = std::min(p.drain_start, proxy);
+    p.idle_closed = std::min(p.idle_closed, proxy);
+    note(proxy, EventKind::signal_sent, index, "sidecar proxy exited before the app");
+    exit_pod(index, proxy, false);
+    return;
+  }
   if (live < std::min(done, kill)) {
     p.liveness_kill = live;
     note(live, EventKind::liveness_restart, index, "liveness probe failed during shutdown");

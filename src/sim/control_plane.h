@@ -27,6 +27,7 @@ struct PodTimeline {
   double refuse_from = kNever;    // stops accepting new connections
   double idle_closed = kNever;    // closes its idle keep-alive connections (close_listener)
   double liveness_kill = kNever;  // its failing liveness probe killed it mid-drain
+  double proxy_exit = kNever;     // its sidecar proxy stopped forwarding before the app exited
   double drain_start = kNever;    // from here in-flight requests only finish, none start
   int ready_write = -1;   // index of the slice write that made it ready (-1: ready from t = 0)
   int term_write = -1;    // the write that marked it terminating

@@ -24,12 +24,25 @@ std::string count_text(double value) {
   return fmt::format("{:.1f}", value);
 }
 
+// ", sidecar plain (drain 5s)" for a meshed pod, "" without a proxy.
+std::string sidecar_text(const kube::SidecarProxy& proxy) {
+  if (proxy.order == kube::SidecarOrder::none) {
+    return "";
+  }
+  return fmt::format(", sidecar {} (drain {}{})",
+                     proxy.order == kube::SidecarOrder::plain ? "plain" : "native",
+                     format_duration(proxy.termination_drain),
+                     proxy.exit_on_zero_active_connections ? ", exit on zero connections" : "");
+}
+
 void print_header(std::ostream& out, const Options& o, const Result& r, double wall) {
   out << fmt::format(
       "zerodrop sim: profile {}, {}, {} nodes ({} routers), {} replicas, "
-      "{} req/s, preStop {}s, grace {}s, app {}, seed {}\n",
+      "{} req/s, preStop {}s, grace {}s, app {}, seed {}{}{}\n",
       o.profile.name, to_string(o.dataplane), o.nodes, r.routers, o.replicas, o.rate, o.prestop,
-      o.grace, to_string(o.app), o.seed);
+      o.grace, to_string(o.app), o.seed,
+      o.protocol == Protocol::http1 ? "" : fmt::format(", protocol {}", to_string(o.protocol)),
+      sidecar_text(o.sidecar));
   out << fmt::format(
       "rollout {:.1f} s; {:.1f} s of virtual time in {:.2f} s ({} events, "
       "{:.0f} events/s)\n",

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "base/int_or_percent.h"
+#include "kube/sidecar.h"
 #include "record/scenario.h"
 #include "sim/distribution.h"
 #include "sim/profile.h"
@@ -106,6 +107,7 @@ struct Options {
   Distribution warmup = Distribution::fixed(0);  // process start -> able to serve
   double pod_capacity = 0;                       // requests/s one pod can serve; 0 = unlimited
   std::optional<LivenessProbe> liveness;         // none: no liveness probe
+  kube::SidecarProxy sidecar;                    // a mesh's proxy in front of the app (--sidecar)
   LivenessAtShutdown liveness_at_shutdown = LivenessAtShutdown::stops;
   // Clients.
   Keepalive keepalive = Keepalive::on;

@@ -51,7 +51,7 @@ void Accountant::prepare_orders() {
   for (size_t i = 0; i < pods.size(); ++i) {
     const PodTimeline& p = pods[i];
     bool killed = p.kill != kNever || p.liveness_kill != kNever;
-    double cut = killed || exits_without_drain() ? p.exit : kNever;
+    double cut = killed || exits_without_drain() || p.proxy_exit != kNever ? p.exit : kNever;
     if (cut != kNever) {
       cuts_[i] = {cut, d.excess(cut - p.drain_start), d.excess(cut - p.term)};
     }
@@ -80,8 +80,8 @@ void Accountant::prepare_orders() {
                       : o_.app == App::close_listener ? p.idle_closed
                       : exits_at_once                 ? p.exit
                                                       : p.kill;
-      if (p.liveness_kill != kNever) {
-        broken_at_[i] = std::min(broken_at_[i], p.exit);  // killed by its liveness probe
+      if (p.liveness_kill != kNever || p.proxy_exit != kNever) {
+        broken_at_[i] = std::min(broken_at_[i], p.exit);  // killed, or its proxy gone
       }
       if (p.deletion < end_ && broken_at_[i] < end_) {
         by_break_.push_back(i);

@@ -74,6 +74,9 @@ void describe(const Options& o, Result& result) {
     s["protocol"] = std::string(to_string(o.protocol));
     s["goaway"] = std::string(kGoawayNames[static_cast<size_t>(o.goaway)]);
   }
+  if (o.sidecar.order != kube::SidecarOrder::none) {
+    s["sidecar"] = o.sidecar.order == kube::SidecarOrder::plain ? "plain" : "native";
+  }
   s["seed"] = std::to_string(o.seed);
   s["propagation_p50_s"] = fmt::format("{:.3f}", result.propagation.p50);
   s["propagation_p90_s"] = fmt::format("{:.3f}", result.propagation.p90);

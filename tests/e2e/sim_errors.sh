@@ -25,6 +25,10 @@ check "--protocol: unknown protocol 'spdy'" --protocol spdy
 check "--goaway: expected graceful or abrupt" --goaway rude
 check "--no-keepalive: HTTP/2 and gRPC clients keep their connections" --protocol grpc --no-keepalive
 check "--proxy-sync-loss: expected a probability" --proxy-sync-loss 2
+check "--ipvs-conn-reuse-mode: expected a number from 0 to 1" --ipvs-conn-reuse-mode 3
+check "--min-sync-period" --min-sync-period soon
+check "--sidecar: expected none, plain or native" --sidecar sometimes
+check "--sidecar-drain" --sidecar-drain forever
 
 printf 'kubeProxy:\n  minSyncPerod: 1s\n' > "$WORK/p.yaml"
 check "line 2: kubeProxy.minSyncPerod: unknown key; did you mean 'kubeProxy.minSyncPeriod'" \

@@ -53,4 +53,49 @@ expect_grep "recreate.yaml:8:5: strategy Recreate of Deployment 'web' is not a r
 sed 's/maxSurge: 1, maxUnavailable: 0/maxSurge: 0, maxUnavailable: 0/' "$WORK/deploy.yaml" > "$WORK/zero.yaml"
 expect_exit 2 "$ZERODROP" sim -f "$WORK/zero.yaml" --profile lab
 expect_grep "zero.yaml:8:34: Deployment 'web': maxSurge and maxUnavailable may not both be 0" "$WORK/err"
+# A mesh's proxy as a regular container (Istio's injection written out): its 5 s drain ends
+# under the app's 12 s preStop, and the routers' 1-3 s propagation meets no listener from then;
+# as a native sidecar (restartPolicy: Always) it stops after the app and nothing fails.
+cat > "$WORK/meshed.yaml" <<'YAML'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      terminationGracePeriodSeconds: 40
+      containers:
+        - name: app
+          image: web:1
+          lifecycle: {preStop: {sleep: {seconds: 12}}}
+          readinessProbe: {httpGet: {path: /ready, port: 8080}, periodSeconds: 1}
+        - name: istio-proxy
+          image: docker.io/istio/proxyv2:1.24.0
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+  ports: [{port: 80, targetPort: 8080, appProtocol: kubernetes.io/h2c}]
+YAML
+expect_exit 0 "$ZERODROP" sim -f "$WORK/meshed.yaml" --profile lab --app graceful --rate 100 --sidecar native
+expect_grep 'protocol h2, sidecar native (drain 5s)' "$WORK/out"
+expect_exit 1 "$ZERODROP" sim -f "$WORK/meshed.yaml" --profile lab --app graceful --rate 100
+expect_grep 'protocol h2, sidecar plain (drain 5s)' "$WORK/out"
+expect_grep 'deregistration-race' "$WORK/out"
+expect_exit 0 "$ZERODROP" sim -f "$WORK/meshed.yaml" --profile lab --app graceful --rate 100 --sidecar-exit-on-zero
+expect_exit 2 "$ZERODROP" sim -f "$WORK/meshed.yaml" --sidecar sometimes
+expect_grep "sidecar: expected none, plain or native, got 'sometimes'" "$WORK/err"
+# A real manifest (microservices-demo's gRPC paymentservice, read from the evaluation corpus at
+# test time) whose Service names no appProtocol: the protocol comes from the flag.
+payment="${SHARED_DIR:-$SOURCE_DIR/../shared}/eval/manifests/microservices-demo/paymentservice.yaml"
+[ -f "$payment" ] || fail "the evaluation corpus is missing ($payment)"
+expect_exit 0 "$ZERODROP" sim -f "$payment" --profile lab --app graceful --rate 100
+grep -Eq ', protocol (h2|grpc)' "$WORK/out" && fail "no appProtocol, yet a protocol was read"
+expect_exit 0 "$ZERODROP" sim -f "$payment" --profile lab --app graceful --rate 100 --protocol grpc
+expect_grep 'protocol grpc' "$WORK/out"
 echo "ok"
