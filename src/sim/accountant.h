@@ -36,6 +36,8 @@ private:
   int view_after(size_t write) const;
   void build_inverse_view();
   double inverse_view_integral(double t) const;
+  double integral_after(long last, double t) const;  // last: the last write applied by t, or -1
+  void build_refuse_writes();
   double mean_share(double from, double to) const;
   double stop_share(size_t index, double stop, int n) const;
   int refusing(double t) const;
@@ -74,6 +76,7 @@ private:
   std::vector<double> applied_;
   std::vector<std::pair<double, double>> syncs_;  // this router's proxy syncs (start, end)
   std::vector<double> inverse_view_;  // [w]: the integral of 1/view(t) from applied_[0] to it
+  std::vector<long> refuse_write_;    // [old pod]: its router's last write applied at its refusal
   std::vector<double> refuse_starts_, refuse_ends_;  // sorted: refusing(t) = starts - ends <= t
 
   // What is the same for every router, computed once (prepare_orders): a router pass sorts

@@ -131,12 +131,29 @@ void Accountant::build_inverse_view() {
 
 double Accountant::inverse_view_integral(double t) const {
   auto it = std::upper_bound(applied_.begin(), applied_.end(), t);
-  if (it == applied_.begin()) {
+  return integral_after(static_cast<long>(it - applied_.begin()) - 1, t);
+}
+
+double Accountant::integral_after(long last, double t) const {
+  if (last < 0) {
     return (t - (applied_.empty() ? t : applied_[0])) / std::max(1, control_.initial_ready);
   }
-  size_t w = static_cast<size_t>(it - applied_.begin()) - 1;
+  size_t w = static_cast<size_t>(last);
   int n = view_after(w);
   return inverse_view_[w] + (n > 0 ? (t - applied_[w]) / n : 0);
+}
+
+// The last write each old pod's router had applied when the pod stopped accepting (-1: none),
+// walking the pods in refusal order beside the sorted apply times: no search per pod.
+void Accountant::build_refuse_writes() {
+  refuse_write_.assign(control_.pods.size(), -1);
+  size_t w = 0;
+  for (size_t i : by_refuse_) {
+    while (w < applied_.size() && applied_[w] <= control_.pods[i].refuse_from) {
+      ++w;
+    }
+    refuse_write_[i] = static_cast<long>(w) - 1;
+  }
 }
 
 // The mean of 1/view over [from, to): a pod's mean share of the router's new connections.
@@ -157,7 +174,8 @@ double Accountant::stop_share(size_t index, double stop, int n) const {
     return mean_share(from, stop);
   }
   double to_integral = inverse_view_[static_cast<size_t>(w)];
-  return stop <= from ? 1.0 / n : (to_integral - inverse_view_integral(from)) / (stop - from);
+  return stop <= from ? 1.0 / n
+                      : (to_integral - integral_after(refuse_write_[index], from)) / (stop - from);
 }
 
 double Accountant::stop_of(int r, size_t index) const {
@@ -270,7 +288,10 @@ void Accountant::old_pod(int r, size_t index) {
   if (p.term_write >= 0 && applied_[static_cast<size_t>(p.term_write)] != kNever) {
     out_.propagation.add(from_seconds(applied_[static_cast<size_t>(p.term_write)] - p.deletion));
   }
-  int n = std::max(1, view(p.refuse_from));
+  long at_refusal = direct_ ? -1 : refuse_write_[index];
+  int n = std::max(1, direct_          ? view(p.refuse_from)
+                      : at_refusal < 0 ? control_.initial_ready
+                                       : view_after(static_cast<size_t>(at_refusal)));
   Outcome refused = refused_outcome();
   // New connections the router still sends after the pod stopped accepting.
   if (stop > p.refuse_from) {
@@ -397,6 +418,7 @@ void Accountant::router(int r) {
     build_steps();
   } else {
     build_inverse_view();
+    build_refuse_writes();
   }
   bool keepalive = l4_ && o_.keepalive == Keepalive::on;
   if (o_.dataplane == Dataplane::ingress_nginx || keepalive) {
