@@ -58,16 +58,20 @@ What it does:
   2. serves on --listen: /metrics (OpenMetrics), /runs/ (the run folders, read-only, with an
      index), /healthz, /readyz (200 only on the leader) and /agent/v1/report, where the agents
      of its DaemonSet ('zerodrop verify-agent --watcher http://THIS:8080') report every second
-  3. hands every agent the Services in front of the watched Deployments: each agent probes each
+  3. hands every agent the Services in front of the watched workloads: each agent probes each
      Service through its node's routing at --rate (cut to fit --budget); outside rollouts that
      traffic is the baseline (zerodrop_watch_baseline_*)
-  4. watches Deployments: a new pod template (kubectl rollout restart, set image, apply) starts a
-     measurement: the Deployment, its pods, its Service's EndpointSlices and the Events, as
-     'zerodrop verify' watches them, plus every agent's requests to the Service
-  5. the controller reports the end (Progressing NewReplicaSetAvailable, ProgressDeadlineExceeded
-     or spec.paused); once every deleted pod is gone and --tail has passed, the record is
-     diagnosed into a run folder under --out (report.html, report.json, junit.xml, watch.json),
-     counted in /metrics and said as an Event on the Deployment:
+  4. watches Deployments, StatefulSets, DaemonSets and Argo Rollouts (those the API serves): a
+     new pod template (kubectl rollout restart, set image, apply) starts a measurement: the
+     workload, its pods, its Service's EndpointSlices and the Events, as 'zerodrop verify'
+     watches them, plus every agent's requests to the Service (updateStrategy OnDelete: not
+     measured, said as an Event RolloutNotMeasured)
+  5. the controller reports the end, read as 'kubectl rollout status' reads each kind (a
+     Deployment's Progressing NewReplicaSetAvailable, ProgressDeadlineExceeded or spec.paused; a
+     StatefulSet's revisions and partition; a DaemonSet's updated and available counts; a
+     Rollout's phase and stableRS); once every deleted pod is gone and --tail has passed, the
+     record is diagnosed into a run folder under --out (report.html, report.json, junit.xml,
+     watch.json), counted in /metrics and said as an Event on the workload:
        RolloutClean: 0 of 3,390 requests failed; run NS.NAME.TIME
        RolloutDroppedRequests: 12 of 3,410 requests failed: deregistration-race 12; fix: ...
   A rollout already under way when watch starts (or takes the lease over) is measured from

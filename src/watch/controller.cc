@@ -16,10 +16,10 @@ using Steady = std::chrono::steady_clock;
 
 namespace {
 
-const Json& template_labels(const Json& deployment) {
+const Json& template_labels(const Json& workload) {
   static const Json null;
   try {
-    return deployment.at("spec").at("template").at("metadata").at("labels");
+    return workload.at("spec").at("template").at("metadata").at("labels");
   } catch (const Json::exception&) {
     return null;
   }
@@ -39,10 +39,10 @@ void Controller::set_namespaces(std::optional<std::set<std::string>> admitted) {
   admitted_ = std::move(admitted);
 }
 
-std::optional<ServiceInfo> Controller::service_for(const Json& deployment) const {
-  std::string ns = object_namespace(deployment);
+std::optional<ServiceInfo> Controller::service_for(const Json& workload) const {
+  std::string ns = object_namespace(workload);
   for (const auto& [key, s] : services_) {
-    if (s.namespace_name == ns && selects(s, template_labels(deployment))) {
+    if (s.namespace_name == ns && selects(s, template_labels(workload))) {
       return s;
     }
   }
@@ -52,7 +52,7 @@ std::optional<ServiceInfo> Controller::service_for(const Json& deployment) const
 std::vector<ServiceInfo> Controller::probed_services() const {
   std::vector<ServiceInfo> out;
   for (const auto& [key, s] : services_) {
-    for (const auto& [workload, object] : deployments_) {
+    for (const auto& [workload, object] : workloads_) {
       if (workload.namespace_name == s.namespace_name && selects(s, template_labels(object))) {
         out.push_back(s);
         break;
@@ -62,7 +62,7 @@ std::vector<ServiceInfo> Controller::probed_services() const {
   return out;
 }
 
-void Controller::on_deployment(const verify::WatchEvent& e) {
+void Controller::on_workload(const std::string& kind, const verify::WatchEvent& e) {
   if (e.type == verify::WatchType::bookmark || e.type == verify::WatchType::error) {
     return;
   }
@@ -71,28 +71,34 @@ void Controller::on_deployment(const verify::WatchEvent& e) {
     return;
   }
   verify::WatchEvent trimmed{e.type, trim_workload(e.object)};
-  on_deployment_locked(trimmed);
+  if (trimmed.object.is_object()) {
+    trimmed.object["kind"] = kind;
+    trimmed.object["apiVersion"] = std::string(api_version(kind));
+  }
+  on_workload_locked(trimmed);
 }
 
 // Under mutex_.
-void Controller::on_deployment_locked(const verify::WatchEvent& e) {
-  WorkloadKey key = deployment_key(e.object);
+void Controller::on_workload_locked(const verify::WatchEvent& e) {
+  WorkloadKey key = workload_key(e.object);
   std::vector<RolloutChange> changes;
   if (e.type == verify::WatchType::deleted) {
     changes = tracker_.on_deleted(e.object);
-    deployments_.erase(key);
+    workloads_.erase(key);
   } else {
     changes = tracker_.on_object(e.object, e.type == verify::WatchType::listed
                                                ? RolloutTracker::Source::listed
                                                : RolloutTracker::Source::event);
-    deployments_[key] = e.object;
+    workloads_[key] = e.object;
   }
   targets_dirty_ = true;
   for (const RolloutChange& c : changes) {
-    if (c.type == RolloutChange::Type::ended) {
+    if (c.type == RolloutChange::Type::skipped) {
+      skipped_.push_back(c);
+    } else if (c.type == RolloutChange::Type::ended) {
       auto it = active_.find(c.key);
       if (it != active_.end()) {
-        it->second->on_deployment(c.object);
+        it->second->on_workload(c.object);
         it->second->ended(c.end, c.reason);
         active_.erase(it);
       }
@@ -102,7 +108,7 @@ void Controller::on_deployment_locked(const verify::WatchEvent& e) {
   }
   auto it = active_.find(key);
   if (it != active_.end() && e.type != verify::WatchType::deleted) {
-    it->second->on_deployment(e.object);
+    it->second->on_workload(e.object);
   }
 }
 
@@ -181,8 +187,8 @@ void Controller::end(std::shared_ptr<Measured> m, Steady::time_point now) {
   Json object;
   {
     std::lock_guard lock(mutex_);
-    auto it = deployments_.find(r.key);
-    object = it == deployments_.end() ? Json() : it->second;
+    auto it = workloads_.find(r.key);
+    object = it == workloads_.end() ? Json() : it->second;
   }
   say(r.key, object, text);
   retain(o_.out, o_.keep_runs);
@@ -193,6 +199,7 @@ void Controller::tick(Steady::time_point now) {
   std::vector<verify::ProbeTarget> targets;
   bool hand_targets = false;
   std::vector<std::pair<std::string, Json>> problems;
+  std::vector<RolloutChange> skipped;
   auto silence = std::chrono::duration_cast<std::chrono::seconds>(o_.agent_silence);
   {
     std::lock_guard lock(mutex_);
@@ -217,6 +224,12 @@ void Controller::tick(Steady::time_point now) {
       }
     }
     parts_.metrics.in_progress(static_cast<int>(active_.size()));
+    skipped.swap(skipped_);
+  }
+  for (const RolloutChange& c : skipped) {
+    std::cerr << fmt::format("zerodrop: watch: {}: not measured: {}\n", c.key.text(), c.reason);
+    say(c.key, c.object,
+        {"RolloutNotMeasured", c.reason + "; pods deleted by hand are not measured", false});
   }
   if (hand_targets) {
     parts_.hub.set_targets(std::move(targets));

@@ -30,14 +30,16 @@ struct ControllerParts {
   std::string server_version;
 };
 
-// The leader's state: the informers' Deployments and Services, the rollouts being measured,
-// and what each one's end writes (run folder, Event, metrics). Informer threads call on_*,
-// the main thread tick(). Thread-safe.
+// The leader's state: the informers' workloads (of every kind followed) and Services, the rollouts
+// being measured, and what each one's end writes (run folder, Event, metrics). Informer threads
+// call on_*, the main thread tick(). Thread-safe.
 class Controller {
 public:
   Controller(const Options& options, ControllerParts parts);
 
-  void on_deployment(const verify::WatchEvent& e);
+  // An informer's event on a workload of `kind` ("Deployment", "StatefulSet", ...): the kind is
+  // stamped on the object (a list's items come without it).
+  void on_workload(const std::string& kind, const verify::WatchEvent& e);
   void on_service(const verify::WatchEvent& e);
   // Namespaces the selector admits (all when it is not set); objects of others are ignored.
   void set_namespaces(std::optional<std::set<std::string>> admitted);
@@ -56,10 +58,10 @@ public:
   void stop_all();
 
 private:
-  void on_deployment_locked(const verify::WatchEvent& e);
+  void on_workload_locked(const verify::WatchEvent& e);
   void start(const RolloutChange& change);
   void end(std::shared_ptr<Measured> m, std::chrono::steady_clock::time_point now);
-  std::optional<ServiceInfo> service_for(const nlohmann::json& deployment) const;
+  std::optional<ServiceInfo> service_for(const nlohmann::json& workload) const;
   std::vector<ServiceInfo> probed_services() const;
   void say(const WorkloadKey& key, const nlohmann::json& object, const EventText& text);
 
@@ -67,13 +69,14 @@ private:
   ControllerParts parts_;
   mutable std::mutex mutex_;
   RolloutTracker tracker_;
-  std::map<WorkloadKey, nlohmann::json> deployments_;
+  std::map<WorkloadKey, nlohmann::json> workloads_;
   std::map<std::string, ServiceInfo> services_;  // by NS/NAME
   std::map<std::string, nlohmann::json> service_objects_;
   std::map<WorkloadKey, std::shared_ptr<Measured>> active_;
   std::vector<std::shared_ptr<Measured>> measuring_;  // active, and ended ones in their tail
   std::optional<std::set<std::string>> admitted_;
   std::set<std::string> problems_said_;
+  std::vector<RolloutChange> skipped_;  // template changes with no rollout to measure, to say
   bool targets_dirty_ = true;
   std::chrono::steady_clock::time_point targets_at_{};
 };

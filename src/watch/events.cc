@@ -97,7 +97,7 @@ Json event_object(const Json& object, const WorkloadKey& key, const EventText& t
            {{"name", fmt::format("{}.{:016x}", key.name, random())},
             {"namespace", key.namespace_name}}},
           {"involvedObject",
-           {{"apiVersion", "apps/v1"},
+           {{"apiVersion", std::string(api_version(key.kind))},
             {"kind", key.kind},
             {"name", key.name},
             {"namespace", key.namespace_name},

@@ -40,12 +40,33 @@ Json labels_selector(const Json& deployment) {
   return deployment["spec"].value("selector", Json());
 }
 
+// The workload as verify's Observer reads a Deployment: a DaemonSet's counts (desired, current,
+// updated, ready, available NumberScheduled) in a Deployment's fields; other kinds as they are
+// (StatefulSets and Rollouts write the same status fields).
+Json observer_view(const Json& object) {
+  if (!object.is_object() || object.value("kind", "") != "DaemonSet") {
+    return object;
+  }
+  Json status = object.value("status", Json::object());
+  auto count = [&status](const char* name) {
+    return status.value(name, int64_t{0});
+  };
+  Json view = object;
+  view["spec"]["replicas"] = count("desiredNumberScheduled");
+  view["status"] = {{"observedGeneration", count("observedGeneration")},
+                    {"replicas", count("currentNumberScheduled")},
+                    {"updatedReplicas", count("updatedNumberScheduled")},
+                    {"readyReplicas", count("numberReady")},
+                    {"availableReplicas", count("numberAvailable")}};
+  return view;
+}
+
 verify::WatchSet watch_set(const MeasureSetup& s) {
   verify::WatchSet set;
   set.namespace_name = s.start.key.namespace_name;
   Json selector = labels_selector(s.start.object);
   if (!selector.is_object()) {
-    throw Error("the Deployment has no spec.selector");
+    throw Error("the workload has no spec.selector");
   }
   set.pod_selector = verify::selector_query(selector);
   set.service = s.service ? s.service->name : "";
@@ -63,13 +84,13 @@ Measured::Measured(const verify::ApiClient& client, MeasureSetup setup)
   // then as it is, so its completion rule and steps read as in verify.
   const Json& before = setup_.start.before.is_null() ? setup_.start.object : setup_.start.before;
   timeline_.observe([&](verify::Observer& ob, record::Micros t) {
-    return ob.on_deployment({verify::WatchType::listed, before}, t);
+    return ob.on_deployment({verify::WatchType::listed, observer_view(before)}, t);
   });
   timeline_.add(api_event(timeline_.now(), EventKind::rollout_started,
                           fmt::format("zerodrop watch: {}{}", setup_.start.reason,
                                       setup_.start.whole ? "" : " (measured from here: partial)")));
   timeline_.observe([&](verify::Observer& ob, record::Micros t) {
-    return ob.on_deployment({verify::WatchType::modified, setup_.start.object}, t);
+    return ob.on_deployment({verify::WatchType::modified, observer_view(setup_.start.object)}, t);
   });
   watches_ = std::make_unique<verify::Watches>(client, watch_set(setup_), timeline_);
   if (!setup_.service) {
@@ -82,9 +103,9 @@ const std::string& Measured::svc() const {
   return setup_.service ? setup_.service->target.svc : none;
 }
 
-void Measured::on_deployment(const Json& object) {
+void Measured::on_workload(const Json& object) {
   timeline_.observe([&](verify::Observer& ob, record::Micros t) {
-    return ob.on_deployment({verify::WatchType::modified, object}, t);
+    return ob.on_deployment({verify::WatchType::modified, observer_view(object)}, t);
   });
 }
 

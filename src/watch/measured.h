@@ -33,7 +33,7 @@ struct MeasureSetup {
 };
 
 // One rollout measured: its own timeline (verify's), watches of its pods, its Service's
-// EndpointSlices and the namespace's Events (verify's Watches), the Deployment fed from watch's
+// EndpointSlices and the namespace's Events (verify's Watches), the workload fed from watch's
 // informer, and the agents' traffic to its Service from the moment the rollout was seen.
 // Thread-safe: the informer, the agents' reports and the controller's ticks call it.
 class Measured {
@@ -51,7 +51,9 @@ public:
     return setup_.folder_name;
   }  // "NS/NAME" of the probed Service, "" when none
 
-  void on_deployment(const nlohmann::json& object);
+  // The workload as the informer saw it (any kind: a DaemonSet's status is read as a
+  // Deployment's for verify's Observer, which logs the rollout's steps).
+  void on_workload(const nlohmann::json& object);
 
   void note(const std::string& text) { timeline_.note(text); }
 

@@ -44,15 +44,95 @@ int64_t spec_replicas(const Json& object) {
   return spec.contains("replicas") ? number(spec, "replicas") : 1;
 }
 
+// What starts a rollout: the pod template, and a Rollout's spec.restartAt (`kubectl argo
+// rollouts restart` replaces the pods without touching the template).
 size_t template_hash(const Json& object) {
-  return std::hash<std::string>{}(field(field(object, "spec"), "template").dump());
+  const Json& spec = field(object, "spec");
+  return std::hash<std::string>{}(field(spec, "template").dump() + field(spec, "restartAt").dump());
+}
+
+// A StatefulSet's spec.updateStrategy.rollingUpdate.partition (0 for other kinds).
+int64_t partition(const Json& object) {
+  return number(field(field(field(object, "spec"), "updateStrategy"), "rollingUpdate"),
+                "partition");
+}
+
+kube::WorkloadKind kind_of(const Json& object) {
+  std::string kind = text(object, "kind");
+  for (size_t i = 0; i < kube::kWorkloadKindNames.size(); ++i) {
+    if (kube::kWorkloadKindNames[i] == kind) {
+      return static_cast<kube::WorkloadKind>(i);
+    }
+  }
+  return kube::WorkloadKind::deployment;
+}
+
+// status.observedGeneration: a number, or (Argo Rollouts) a string holding one; a Rollout's
+// older non-numeric hash reads as observed (nullopt), as Argo's own client reads it.
+std::optional<int64_t> observed_generation(const Json& status) {
+  const Json& v = field(status, "observedGeneration");
+  if (v.is_number_integer()) {
+    return v.get<int64_t>();
+  }
+  if (v.is_string()) {
+    const std::string& s = v.get_ref<const std::string&>();
+    if (!s.empty() && s.find_first_not_of("0123456789") == std::string::npos && s.size() < 18) {
+      return std::stoll(s);
+    }
+    return std::nullopt;
+  }
+  return 0;
+}
+
+kube::RolloutStatusView status_view(const Json& object) {
+  kube::RolloutStatusView v;
+  const Json& spec = field(object, "spec");
+  const Json& status = field(object, "status");
+  v.kind = kind_of(object);
+  v.generation = number(field(object, "metadata"), "generation");
+  v.observed_generation = observed_generation(status);
+  v.paused = field(spec, "paused") == true;
+  if (v.kind == kube::WorkloadKind::daemon_set) {
+    v.desired = number(status, "desiredNumberScheduled");
+    v.replicas = number(status, "currentNumberScheduled");
+    v.updated = number(status, "updatedNumberScheduled");
+    v.ready = number(status, "numberReady");
+    v.available = number(status, "numberAvailable");
+  } else {
+    v.desired = spec_replicas(object);
+    v.replicas = number(status, "replicas");
+    v.updated = number(status, "updatedReplicas");
+    v.ready = number(status, "readyReplicas");
+    v.available = number(status, "availableReplicas");
+  }
+  const Json& strategy = field(spec, "updateStrategy");
+  v.update_strategy = text(strategy, "type");
+  v.partition = partition(object);
+  v.current_revision = text(status, "currentRevision");
+  v.update_revision = text(status, "updateRevision");
+  const Json& progressing = condition(object, "Progressing");
+  v.progressing_reason = text(progressing, "reason");
+  v.progressing_message = text(progressing, "message");
+  v.phase = text(status, "phase");
+  v.phase_message = text(status, "message");
+  v.current_pod_hash = text(status, "currentPodHash");
+  v.stable_rs = text(status, "stableRS");
+  return v;
 }
 
 }  // namespace
 
 std::string WorkloadKey::text() const {
-  std::string short_kind = kind == "Deployment" ? "deploy" : kind;
+  std::string short_kind = kind == "Deployment"    ? "deploy"
+                           : kind == "StatefulSet" ? "sts"
+                           : kind == "DaemonSet"   ? "ds"
+                           : kind == "Rollout"     ? "rollout"
+                                                   : kind;
   return fmt::format("{}/{} in {}", short_kind, name, namespace_name);
+}
+
+std::string_view api_version(std::string_view kind) {
+  return kind == "Rollout" ? "argoproj.io/v1alpha1" : "apps/v1";
 }
 
 std::string_view to_string(RolloutEnd end) {
@@ -83,61 +163,38 @@ Json trim_workload(const Json& object) {
   return out;
 }
 
-WorkloadKey deployment_key(const Json& object) {
+WorkloadKey workload_key(const Json& object) {
   const Json& meta = field(object, "metadata");
-  return {"Deployment", text(meta, "namespace"), text(meta, "name")};
+  return {std::string(kube::to_string(kind_of(object))), text(meta, "namespace"),
+          text(meta, "name")};
 }
 
-bool deployment_in_progress(const Json& object) {
-  const Json& status = field(object, "status");
-  if (field(field(object, "spec"), "paused") == true) {
-    return false;
-  }
-  int64_t generation = number(field(object, "metadata"), "generation");
-  if (number(status, "observedGeneration") < generation) {
-    return true;
-  }
-  const Json& progressing = condition(object, "Progressing");
-  if (text(progressing, "reason") == "ProgressDeadlineExceeded") {
-    return false;
-  }
-  if (!progressing.is_null() && text(progressing, "reason") != "NewReplicaSetAvailable") {
-    return true;
-  }
-  int64_t wanted = spec_replicas(object);
-  return number(status, "updatedReplicas") < wanted || number(status, "replicas") > wanted;
+kube::RolloutStatus rollout_status(const Json& object) {
+  return kube::rollout_status(status_view(object));
 }
 
-std::optional<RolloutEnd> deployment_ended(const Json& object, std::string& reason) {
-  const Json& meta = field(object, "metadata");
-  const Json& status = field(object, "status");
-  if (field(field(object, "spec"), "paused") == true) {
-    reason = "spec.paused is true";
-    return RolloutEnd::paused;
+bool rollout_in_progress(const Json& object) {
+  return rollout_status(object).state == kube::RolloutState::rolling;
+}
+
+std::optional<RolloutEnd> rollout_ended(const Json& object, std::string& reason) {
+  kube::RolloutStatus s = rollout_status(object);
+  reason = s.why;
+  switch (s.state) {
+    case kube::RolloutState::complete:
+      return RolloutEnd::complete;
+    case kube::RolloutState::failed:
+      return RolloutEnd::failed;
+    case kube::RolloutState::paused:
+      return RolloutEnd::paused;
+    default:
+      return std::nullopt;
   }
-  int64_t generation = number(meta, "generation");
-  if (number(status, "observedGeneration") < generation) {
-    return std::nullopt;
-  }
-  const Json& progressing = condition(object, "Progressing");
-  std::string why = text(progressing, "reason");
-  if (why == "ProgressDeadlineExceeded") {
-    reason = "Progressing False, ProgressDeadlineExceeded: " + text(progressing, "message");
-    return RolloutEnd::failed;
-  }
-  int64_t wanted = spec_replicas(object);
-  bool all_updated =
-      number(status, "updatedReplicas") == wanted && number(status, "replicas") == wanted;
-  if (why == "NewReplicaSetAvailable" && all_updated) {
-    reason = fmt::format("Progressing NewReplicaSetAvailable, {} of {} updated", wanted, wanted);
-    return RolloutEnd::complete;
-  }
-  return std::nullopt;
 }
 
 std::vector<RolloutChange> RolloutTracker::on_object(const Json& object, Source source) {
   std::vector<RolloutChange> out;
-  WorkloadKey key = deployment_key(object);
+  WorkloadKey key = workload_key(object);
   auto it = seen_.find(key);
   size_t now_template = template_hash(object);
   if (it == seen_.end()) {
@@ -146,7 +203,7 @@ std::vector<RolloutChange> RolloutTracker::on_object(const Json& object, Source 
     seen.object = object;
     // Generation 1 is the first template: pods coming up are the Deployment's creation.
     if (source == Source::listed && number(field(object, "metadata"), "generation") > 1
-        && deployment_in_progress(object)) {
+        && rollout_in_progress(object)) {
       seen.rolling = true;
       out.push_back({RolloutChange::Type::started, key, false, RolloutEnd::complete,
                      "under way when watch first saw it", object, Json()});
@@ -159,17 +216,30 @@ std::vector<RolloutChange> RolloutTracker::on_object(const Json& object, Source 
       out.push_back({RolloutChange::Type::ended, key, true, RolloutEnd::superseded,
                      "the pod template changed again", object, Json()});
     }
+    kube::RolloutStatus status = rollout_status(object);
+    bool manual = status.state == kube::RolloutState::manual;
+    out.push_back({manual ? RolloutChange::Type::skipped : RolloutChange::Type::started, key, true,
+                   RolloutEnd::complete,
+                   fmt::format("the pod template changed (generation {}){}",
+                               number(field(object, "metadata"), "generation"),
+                               manual ? "; " + status.why : ""),
+                   object, seen.object});
+    seen.rolling = !manual;
+    seen.template_hash = now_template;
+  } else if (!seen.rolling && partition(object) < partition(seen.object)) {
+    // A StatefulSet's partition lowered: the controller updates the pods down to it, a rollout
+    // of the template already in place (a staged or canary StatefulSet's next stage).
     out.push_back({RolloutChange::Type::started, key, true, RolloutEnd::complete,
-                   fmt::format("the pod template changed (generation {})",
+                   fmt::format("the partition was lowered from {} to {} (generation {})",
+                               partition(seen.object), partition(object),
                                number(field(object, "metadata"), "generation")),
                    object, seen.object});
     seen.rolling = true;
-    seen.template_hash = now_template;
   }
   seen.object = object;
   std::string reason;
   if (seen.rolling) {
-    if (std::optional<RolloutEnd> end = deployment_ended(object, reason)) {
+    if (std::optional<RolloutEnd> end = rollout_ended(object, reason)) {
       out.push_back({RolloutChange::Type::ended, key, true, *end, reason, object, Json()});
       seen.rolling = false;
     }
@@ -179,7 +249,7 @@ std::vector<RolloutChange> RolloutTracker::on_object(const Json& object, Source 
 
 std::vector<RolloutChange> RolloutTracker::on_deleted(const Json& object) {
   std::vector<RolloutChange> out;
-  WorkloadKey key = deployment_key(object);
+  WorkloadKey key = workload_key(object);
   auto it = seen_.find(key);
   if (it == seen_.end()) {
     return out;
@@ -192,12 +262,13 @@ std::vector<RolloutChange> RolloutTracker::on_deleted(const Json& object) {
   return out;
 }
 
-std::vector<RolloutChange> RolloutTracker::on_relisted(const std::vector<WorkloadKey>& listed) {
+std::vector<RolloutChange> RolloutTracker::on_relisted(std::string_view kind,
+                                                       const std::vector<WorkloadKey>& listed) {
   std::set<WorkloadKey> keep(listed.begin(), listed.end());
   std::vector<RolloutChange> out;
   std::vector<Json> gone;
   for (const auto& [key, seen] : seen_) {
-    if (!keep.contains(key)) {
+    if (key.kind == kind && !keep.contains(key)) {
       gone.push_back(seen.object);
     }
   }

@@ -18,6 +18,7 @@
 #include "verify/watch.h"
 #include "watch/agent_hub.h"
 #include "watch/controller.h"
+#include "watch/kinds.h"
 #include "watch/lease.h"
 #include "watch/metrics.h"
 #include "watch/runs.h"
@@ -27,24 +28,6 @@ namespace zerodrop::watch {
 
 using Json = nlohmann::json;
 using Steady = std::chrono::steady_clock;
-
-std::vector<verify::Permission> needed_permissions(bool leader_elect) {
-  std::vector<verify::Permission> p;
-  for (const char* verb : {"list", "watch"}) {
-    p.push_back({"apps", "deployments", verb});
-    p.push_back({"", "services", verb});
-    p.push_back({"", "pods", verb});
-    p.push_back({"discovery.k8s.io", "endpointslices", verb});
-    p.push_back({"", "events", verb});
-  }
-  p.push_back({"", "events", "create"});
-  if (leader_elect) {
-    for (const char* verb : {"get", "create", "update"}) {
-      p.push_back({"coordination.k8s.io", "leases", verb});
-    }
-  }
-  return p;
-}
 
 namespace {
 
@@ -60,7 +43,8 @@ std::string server_version(const verify::ApiClient& client) {
 }
 
 // Every --namespace exists and every permission is there; one Error naming all that is missing.
-void preflight(const verify::ApiClient& client, const Options& o) {
+void preflight(const verify::ApiClient& client, const Options& o,
+               const std::vector<WorkloadResource>& kinds) {
   for (const std::string& ns : o.namespaces) {
     verify::ApiResponse r = client.get("/api/v1/namespaces/" + ns);
     if (r.status == 404) {
@@ -72,7 +56,7 @@ void preflight(const verify::ApiClient& client, const Options& o) {
   std::string missing;
   for (const std::string& ns : scopes) {
     for (const verify::Permission& p :
-         verify::missing_permissions(client, ns, needed_permissions(false))) {
+         verify::missing_permissions(client, ns, needed_permissions(kinds, false))) {
       missing += fmt::format("{}{}", missing.empty() ? "" : ", ", p.text());
     }
     if (!missing.empty()) {
@@ -97,11 +81,12 @@ std::set<std::string> admitted(const verify::ApiClient& client, const std::strin
   return out;
 }
 
-// The informers of Deployments and Services: listed at once (Error when refused), then watched
-// on threads of their own until destruction.
+// The informers of the workloads (each kind served) and Services: listed at once (Error when
+// refused), then watched on threads of their own until destruction.
 class Informers {
 public:
-  Informers(const verify::ApiClient& client, const Options& o, Controller& controller) {
+  Informers(const verify::ApiClient& client, const Options& o,
+            const std::vector<WorkloadResource>& kinds, Controller& controller) {
     std::vector<std::string> prefixes;
     for (const std::string& ns : o.namespaces) {
       prefixes.push_back("/namespaces/" + ns);
@@ -126,10 +111,14 @@ public:
       watchers_.push_back(std::make_unique<verify::Watcher>(
           client, verify::WatchTarget{"services", "/api/v1" + p + "/services", ""},
           guarded([&controller](const verify::WatchEvent& e) { controller.on_service(e); }), note));
-      watchers_.push_back(std::make_unique<verify::Watcher>(
-          client, verify::WatchTarget{"deployments", "/apis/apps/v1" + p + "/deployments", ""},
-          guarded([&controller](const verify::WatchEvent& e) { controller.on_deployment(e); }),
-          note));
+      for (const WorkloadResource& k : kinds) {
+        watchers_.push_back(std::make_unique<verify::Watcher>(
+            client, verify::WatchTarget{k.resource, k.path(p), ""},
+            guarded([&controller, kind = k.kind](const verify::WatchEvent& e) {
+              controller.on_workload(kind, e);
+            }),
+            note));
+      }
     }
     for (auto& w : watchers_) {
       w->list();
@@ -224,9 +213,14 @@ HttpServer::Handler routes(const Options& o, Metrics& metrics, AgentHub& hub,
 // once leading, the controller's ticks, the proxy's health.
 class Loop {
 public:
-  Loop(const Options& o, const verify::ApiClient& client, Controller& controller, Metrics& metrics,
-       std::atomic<bool>& leading)
-      : o_(o), client_(client), controller_(controller), metrics_(metrics), leading_(leading) {
+  Loop(const Options& o, const verify::ApiClient& client, std::vector<WorkloadResource> kinds,
+       Controller& controller, Metrics& metrics, std::atomic<bool>& leading)
+      : o_(o),
+        client_(client),
+        kinds_(std::move(kinds)),
+        controller_(controller),
+        metrics_(metrics),
+        leading_(leading) {
     if (o.leader_elect) {
       const char* own = std::getenv("POD_NAMESPACE");
       std::string ns = !o.lease_namespace.empty()       ? o.lease_namespace
@@ -260,9 +254,9 @@ public:
       controller_.set_namespaces(admitted(client_, o_.namespace_selector));
     }
     if (!informers_) {
-      informers_ = std::make_unique<Informers>(client_, o_, controller_);
-      std::cerr << fmt::format("zerodrop: watch: watching {} Deployments\n",
-                               controller_.workloads());
+      informers_ = std::make_unique<Informers>(client_, o_, kinds_, controller_);
+      std::cerr << fmt::format("zerodrop: watch: watching {} workloads ({})\n",
+                               controller_.workloads(), kinds_text(kinds_));
     }
     controller_.tick(now);
     return std::nullopt;
@@ -291,6 +285,7 @@ private:
 
   const Options& o_;
   const verify::ApiClient& client_;
+  std::vector<WorkloadResource> kinds_;
   Controller& controller_;
   Metrics& metrics_;
   std::atomic<bool>& leading_;
@@ -313,7 +308,8 @@ int run(const Options& o, const Finish& finish) {
   verify::KubectlProxy proxy(o.kubectl);
   verify::ApiClient client(proxy.socket_path());
   std::string version = server_version(client);
-  preflight(client, o);
+  std::vector<WorkloadResource> kinds = discover_kinds(client);
+  preflight(client, o, kinds);
   Metrics metrics;
   AgentHub hub(metrics);
   std::atomic<bool> leading{!o.leader_elect};
@@ -323,7 +319,7 @@ int run(const Options& o, const Finish& finish) {
       "folders in {}\n",
       host, server.port(), version, o.out);
   Controller controller(o, {client, finish, metrics, hub, version});
-  Loop loop(o, client, controller, metrics, leading);
+  Loop loop(o, client, kinds, controller, metrics, leading);
   while (!o.interrupted || !o.interrupted->load()) {
     if (std::optional<int> code = loop.step(Steady::now())) {
       return *code;

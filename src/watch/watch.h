@@ -41,7 +41,4 @@ struct Options {
 // for bad input before anything runs.
 int run(const Options& options, const Finish& finish);
 
-// The permissions watch needs in a namespace ("" = cluster-wide), as verify checks them.
-std::vector<verify::Permission> needed_permissions(bool leader_elect);
-
 }  // namespace zerodrop::watch

@@ -132,7 +132,9 @@ TEST(RolloutTracker, ARelistSeesTheDeploymentsDeletedMeanwhile) {
   RolloutTracker t;
   t.on_object(settled(1, "a"), Source::listed);
   t.on_object(deployment(2, "b", 1, 3, 3, "NewReplicaSetAvailable"), Source::event);
-  auto gone = t.on_relisted({});
+  // A relist of another kind's informer says nothing of the Deployments.
+  EXPECT_TRUE(t.on_relisted("StatefulSet", {}).empty());
+  auto gone = t.on_relisted("Deployment", {});
   ASSERT_EQ(gone.size(), 1u);
   EXPECT_EQ(gone[0].end, RolloutEnd::deleted);
 }
