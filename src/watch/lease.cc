@@ -1,5 +1,6 @@
 #include "watch/lease.h"
 
+#include <cstdlib>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -86,9 +87,25 @@ LeaseRecord read_lease(const Json& lease) {
   return r;
 }
 
-Json lease_object(const std::string& namespace_name, const std::string& name,
-                  const LeaseRecord& r) {
+std::optional<PodOwner> own_pod(const std::string& namespace_name) {
+  auto env = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v == nullptr ? "" : v);
+  };
+  PodOwner owner{env("POD_NAME"), env("POD_UID")};
+  if (owner.name.empty() || owner.uid.empty() || env("POD_NAMESPACE") != namespace_name) {
+    return std::nullopt;
+  }
+  return owner;
+}
+
+Json lease_object(const std::string& namespace_name, const std::string& name, const LeaseRecord& r,
+                  const std::optional<PodOwner>& owner) {
   Json meta = {{"name", name}, {"namespace", namespace_name}};
+  if (owner) {
+    meta["ownerReferences"] = Json::array(
+        {{{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", owner->name}, {"uid", owner->uid}}});
+  }
   if (!r.resource_version.empty()) {
     meta["resourceVersion"] = r.resource_version;
   }
@@ -136,9 +153,9 @@ bool Elector::tick(SystemTime now) {
   verify::ApiResponse put =
       step == LeaseStep::create
           ? client_.request(verify::Method::post, dir,
-                            lease_object(o_.namespace_name, o_.name, next).dump())
+                            lease_object(o_.namespace_name, o_.name, next, o_.owner).dump())
           : client_.request(verify::Method::put, dir + "/" + o_.name,
-                            lease_object(o_.namespace_name, o_.name, next).dump());
+                            lease_object(o_.namespace_name, o_.name, next, o_.owner).dump());
   if (put.ok()) {
     leading_ = true;
     holder_ = o_.identity;

@@ -29,10 +29,24 @@ struct LeaseRecord {
 enum class LeaseStep { create, renew, take_over, follow };
 LeaseStep decide(const std::optional<LeaseRecord>& current, const std::string& me, SystemTime now);
 
+// The Pod that owns what watch creates (metadata.ownerReferences): the watcher's own, from the
+// downward API (POD_NAME, POD_UID), so the garbage collector deletes it with that Pod.
+struct PodOwner {
+  std::string name;
+  std::string uid;
+};
+
+// $POD_NAME and $POD_UID when both are set and $POD_NAMESPACE is `namespace_name` (an owner must
+// live in its dependent's namespace: the garbage collector deletes a dependent whose owner it
+// cannot resolve); else nullopt (a laptop's watch owns nothing).
+std::optional<PodOwner> own_pod(const std::string& namespace_name);
+
 LeaseRecord read_lease(const nlohmann::json& lease);
-// The Lease object to create or PUT for `record` (with its resourceVersion when it has one).
+// The Lease object to create or PUT for `record` (with its resourceVersion when it has one),
+// owned by `owner` when given (the current holder's Pod: each leader writes itself).
 nlohmann::json lease_object(const std::string& namespace_name, const std::string& name,
-                            const LeaseRecord& record);
+                            const LeaseRecord& record,
+                            const std::optional<PodOwner>& owner = std::nullopt);
 
 // MicroTime: "2026-12-06T20:30:00.123456Z"; the parser takes any RFC 3339 time (fraction and
 // offset optional) and returns nullopt for other text.
@@ -49,6 +63,7 @@ public:
     Duration lease_duration = std::chrono::seconds(15);
     Duration renew_deadline = std::chrono::seconds(10);  // a leader that has not renewed by then
                                                          // steps down
+    std::optional<PodOwner> owner;  // written into the Lease while this replica holds it
   };
 
   Elector(const verify::ApiClient& client, Options options)

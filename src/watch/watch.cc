@@ -228,7 +228,7 @@ public:
                        : !o.namespaces.empty()          ? o.namespaces.front()
                                                         : "default";
       elector_.emplace(client, Elector::Options{ns, o.lease_name, identity(o), o.lease_duration,
-                                                o.lease_duration * 2 / 3});
+                                                o.lease_duration * 2 / 3, own_pod(ns)});
     }
   }
 

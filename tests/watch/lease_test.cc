@@ -2,6 +2,7 @@
 // server's create/get/update with resourceVersion conflicts, on a unix socket).
 #include "watch/lease.h"
 
+#include <cstdlib>
 #include <mutex>
 
 #include <gtest/gtest.h>
@@ -37,6 +38,24 @@ TEST(LeaseTime, MicroTimeRoundTrips) {
   EXPECT_EQ(parse_time("2027-01-15T08:00:00Z"), at(0));
   EXPECT_EQ(parse_time("2027-01-15T09:00:00+01:00"), at(0));
   EXPECT_EQ(parse_time("yesterday"), std::nullopt);
+}
+
+TEST(LeaseOwner, OnlyAPodInTheLeasesNamespaceOwnsIt) {
+  ::setenv("POD_NAME", "watch-7f9", 1);
+  ::setenv("POD_UID", "0b1e", 1);
+  ::setenv("POD_NAMESPACE", "zerodrop", 1);
+  std::optional<PodOwner> owner = own_pod("zerodrop");
+  ASSERT_TRUE(owner);
+  EXPECT_EQ(owner->name, "watch-7f9");
+  EXPECT_EQ(owner->uid, "0b1e");
+  // An owner in another namespace would be unresolvable: the collector would delete the Lease.
+  EXPECT_FALSE(own_pod("elsewhere"));
+  ::unsetenv("POD_UID");
+  EXPECT_FALSE(own_pod("zerodrop"));  // no uid: a laptop's watch owns nothing
+  ::unsetenv("POD_NAME");
+  ::unsetenv("POD_NAMESPACE");
+  EXPECT_FALSE(lease_object("zerodrop", "zerodrop-watch", LeaseRecord{})["metadata"].contains(
+      "ownerReferences"));
 }
 
 // One Lease, as the API server keeps it: 404 before it exists, 409 on a create that lost or an
@@ -82,9 +101,14 @@ private:
 TEST(Elector, TheSecondReplicaTakesOverOnceTheLeaderStopsRenewing) {
   FakeLeaseApi api;
   verify::ApiClient client(api.path());
-  Elector a(client, {"zerodrop", "zerodrop-watch", "watch-a", seconds(15), seconds(10)});
-  Elector b(client, {"zerodrop", "zerodrop-watch", "watch-b", seconds(15), seconds(10)});
+  Elector a(client, {"zerodrop", "zerodrop-watch", "watch-a", seconds(15), seconds(10),
+                     PodOwner{"watch-a", "uid-a"}});
+  Elector b(client, {"zerodrop", "zerodrop-watch", "watch-b", seconds(15), seconds(10),
+                     PodOwner{"watch-b", "uid-b"}});
   EXPECT_TRUE(a.tick(at(0)));  // creates it
+  // Owned by the holder's Pod: the garbage collector deletes it with that Pod.
+  EXPECT_EQ(api.lease()["metadata"]["ownerReferences"][0]["uid"], "uid-a");
+  EXPECT_EQ(api.lease()["metadata"]["ownerReferences"][0]["kind"], "Pod");
   EXPECT_FALSE(b.tick(at(1)));
   EXPECT_EQ(b.holder(), "watch-a");
   EXPECT_TRUE(a.tick(at(2)));    // renews
@@ -94,6 +118,8 @@ TEST(Elector, TheSecondReplicaTakesOverOnceTheLeaderStopsRenewing) {
   EXPECT_EQ(lease["spec"]["holderIdentity"], "watch-b");
   EXPECT_EQ(lease["spec"]["leaseTransitions"], 1);
   EXPECT_EQ(lease["spec"]["leaseDurationSeconds"], 15);
+  ASSERT_EQ(lease["metadata"]["ownerReferences"].size(), 1u);  // the new holder's Pod, alone
+  EXPECT_EQ(lease["metadata"]["ownerReferences"][0]["name"], "watch-b");
   EXPECT_FALSE(a.tick(at(19)));  // a sees b's valid lease and follows
   EXPECT_FALSE(a.leading());
 }
