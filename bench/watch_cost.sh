@@ -6,6 +6,9 @@
 # it probes one Service at 5 requests/s.
 # Goals (docs/watch.md): watcher <= 1 % of a core and <= 30 MiB; agent <= 10 MiB. Prints the
 # numbers and the ratios to the goals; asserts nothing.
+# Printed on 2026-12-07 (2 shared cores, load about 6): 1001 Deployments; watcher idle 0.03 % of
+# a core over 30 s; watcher RSS 22 MiB, its kubectl proxy 48 MiB; agent RSS 9.4 MiB at 5
+# requests/s (before the controller cached the Services it probes: 4.70 % and 31 MiB).
 # Usage: bench/watch_cost.sh [ZERODROP] [DEPLOYMENTS] [SECONDS]
 set -euo pipefail
 zerodrop=${1:-${ZERODROP:-build/zerodrop}}

@@ -62,7 +62,7 @@ private:
   void start(const RolloutChange& change);
   void end(std::shared_ptr<Measured> m, std::chrono::steady_clock::time_point now);
   std::optional<ServiceInfo> service_for(const nlohmann::json& workload) const;
-  std::vector<ServiceInfo> probed_services() const;
+  const std::vector<ServiceInfo>& probed_services();
   void say(const WorkloadKey& key, const nlohmann::json& object, const EventText& text);
 
   const Options& o_;
@@ -78,6 +78,8 @@ private:
   std::set<std::string> problems_said_;
   std::vector<RolloutChange> skipped_;  // template changes with no rollout to measure, to say
   bool targets_dirty_ = true;
+  std::vector<ServiceInfo> probed_;  // probed_services(), valid while !probed_dirty_
+  bool probed_dirty_ = true;
   std::chrono::steady_clock::time_point targets_at_{};
 };
 
