@@ -108,7 +108,9 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--dataplane-churn", f.dataplane_churn,
                  "nftables | iptables: N more syncs a second on each node, the Service's "
                  "endpoints written again in --dataplane-sync's shape, as a busier node rewrites "
-                 "its rules for other changes (0: only the rollout's changes)")
+                 "its rules for other changes; --ingress nginx: N more reloads a second, as a "
+                 "controller reloads for other configuration changes (0: only the rollout's "
+                 "changes)")
       ->capture_default_str();
   app.add_option("--ingress", f.ingress,
                  "nginx | haproxy: Debian's nginx or HAProxy as each node's L7 router, "
@@ -311,7 +313,8 @@ void apply_container(const Flags& f, lab::Options& o) {
   }
 }
 
-// --dataplane-sync and --dataplane-churn: for the kernel's dataplanes only.
+// --dataplane-sync and --dataplane-churn: for the kernel's dataplanes only, but --dataplane-churn
+// also reloads --ingress nginx.
 void apply_dataplane_sync(const CLI::App& app, const Flags& f, lab::Options& o) {
   auto sync = lab::dataplane_sync_from_string(f.dataplane_sync);
   if (!sync) {
@@ -321,10 +324,12 @@ void apply_dataplane_sync(const CLI::App& app, const Flags& f, lab::Options& o) 
   o.dataplane_sync = *sync;
   o.dataplane_churn = int_flag(f.dataplane_churn, "--dataplane-churn", 0, 10'000);
   for (const char* flag : {"--dataplane-sync", "--dataplane-churn"}) {
-    if (app.count(flag) > 0 && !lab::in_kernel(o.dataplane)) {
+    bool reloads =
+        flag == std::string_view("--dataplane-churn") && o.ingress == lab::Ingress::nginx;
+    if (app.count(flag) > 0 && !lab::in_kernel(o.dataplane) && !reloads) {
       throw Error(
-          fmt::format("{}: the kernel's dataplanes write rules; add --dataplane nftables "
-                      "or --dataplane iptables (not {})",
+          fmt::format("{}: the kernel's dataplanes write rules (and --ingress nginx reloads); add "
+                      "--dataplane nftables or --dataplane iptables (not {})",
                       flag, lab::to_string(o.dataplane)));
     }
   }

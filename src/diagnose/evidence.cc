@@ -313,6 +313,22 @@ std::string sync_loss_evidence(const Group& g) {
                      fmt::join(proofs, ", "), g.diagnoses.front()->reason);
 }
 
+// The reloads' cuts: how many, on which routers, how many a client could resend, and the first
+// one's reason, which quotes nginx's access and error log lines.
+std::string reload_evidence(const Group& g) {
+  std::set<std::string> routers;
+  size_t safe = 0;
+  for (const RequestRecord* r : g.requests) {
+    routers.insert(r->router);
+    safe += r->retry_safe ? 1 : 0;
+  }
+  return fmt::format(
+      "{} cut by nginx reloads of {} on kept-alive client connections, before any response ({} "
+      "retry-safe); first: {}",
+      counted(g.requests.size(), "request"), fmt::join(routers, ", "), safe,
+      g.diagnoses.front()->reason);
+}
+
 // "pods pod-1, pod-2 of version A (./app --app-version 1)".
 std::string version_text(const std::set<std::string>& pods, const std::string& version,
                          const std::string& command) {
@@ -404,6 +420,8 @@ std::string evidence_for(const Group& g, const Facts& facts, const RuleContext& 
       return schema_evidence(g, facts, context);
     case Hole::proxy_sync_loss:
       return sync_loss_evidence(g);
+    case Hole::ingress_reload_reset:
+      return reload_evidence(g);
     case Hole::unexplained:
       break;
   }

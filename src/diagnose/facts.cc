@@ -170,6 +170,9 @@ Facts::Facts(const record::RunRecord& run) {
     } else if (e.kind == EventKind::note && !e.router.empty()
                && e.detail.starts_with(record::kRuleSync)) {
       syncs_.push_back(e);
+    } else if (e.kind == EventKind::note && !e.router.empty()
+               && e.detail.starts_with(record::kRouterLog)) {
+      router_logs_.push_back(e);
     } else if (e.kind == EventKind::rollout_started) {
       set_first(rollout_started_, e.t);
     } else if (e.kind == EventKind::rollout_finished) {
@@ -271,6 +274,16 @@ bool Facts::refused_between(std::string_view router, std::string_view pod_name, 
   return std::any_of(refusals_.begin(), refusals_.end(), [&](const Event& e) {
     return e.pod == pod_name && (router.empty() || e.router == router) && e.t >= from && e.t <= to;
   });
+}
+
+std::vector<const record::Event*> Facts::router_log(std::string_view router) const {
+  std::vector<const record::Event*> out;
+  for (const record::Event& e : router_logs_) {
+    if (e.router == router) {
+      out.push_back(&e);
+    }
+  }
+  return out;
 }
 
 std::optional<Facts::RuleCommit> Facts::nearest_commit(std::string_view router, Micros t) const {

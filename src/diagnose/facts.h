@@ -74,6 +74,10 @@ public:
   // not exited before `t`.
   bool pod_terminating_at(Micros t) const;
 
+  // The router-log notes (record::kRouterLog) of `router`, in time order: the lines a real
+  // ingress's own logs have about the run's failures.
+  std::vector<const record::Event*> router_log(std::string_view router) const;
+
   // Routers named by router_applied events, sorted.
   const std::vector<std::string>& routers() const { return routers_; }
 
@@ -106,11 +110,12 @@ private:
     std::optional<record::Conditions> conditions;
   };
 
-  std::vector<Apply> applies_;           // router_applied, in time order
-  std::vector<record::Event> refusals_;  // router_refused, in time order
-  std::vector<record::Event> changes_;   // endpoint_changed, in time order
-  std::vector<record::Event> syncs_;     // rule-sync notes (record::kRuleSync), in time order
-  std::vector<Micros> successes_;        // send times of the requests that succeeded, sorted
+  std::vector<Apply> applies_;              // router_applied, in time order
+  std::vector<record::Event> refusals_;     // router_refused, in time order
+  std::vector<record::Event> changes_;      // endpoint_changed, in time order
+  std::vector<record::Event> syncs_;        // rule-sync notes (record::kRuleSync), in time order
+  std::vector<record::Event> router_logs_;  // router-log notes (record::kRouterLog), in time order
+  std::vector<Micros> successes_;           // send times of the requests that succeeded, sorted
   std::vector<std::string> routers_;
   std::vector<MigrationRun> migrations_;
   std::optional<Micros> rollout_started_, rollout_finished_;

@@ -319,6 +319,26 @@ Fix sync_loss_fix() {
   return fix;
 }
 
+Fix reload_fix() {
+  Fix fix;
+  fix.summary =
+      "apply endpoint changes without reloading the ingress, or resend a request cut on a reused "
+      "connection; no setting of the app closes this one";
+  fix.why =
+      "a reload (SIGHUP) starts new nginx workers and retires the old ones, which close their idle "
+      "kept-alive client connections at once: a request the client sends on one as it closes is "
+      "cut before nginx read it, so resending it is safe (docs/lab.md, \"A real ingress\")";
+  fix.steps = {
+      "Ingress side: a controller that applies endpoint changes without a reload (ingress-nginx's "
+      "Lua balancer, which reloads only for configuration changes; HAProxy's runtime API) cuts "
+      "nothing at a rollout; keep reloads for real configuration changes.",
+      "Client side: resend once a request on a reused connection that closed or reset before any "
+      "response byte (browsers, Go's net/http and gRPC do for idempotent methods).",
+      "A longer keep-alive does not help: the old worker closes idle connections whatever their "
+      "timeout."};
+  return fix;
+}
+
 }  // namespace
 
 int k8s_minor(const std::string& version) {
@@ -356,6 +376,8 @@ Fix fix_of(Hole hole, const FixInputs& in) {
       return schema_fix();
     case Hole::proxy_sync_loss:
       return sync_loss_fix();
+    case Hole::ingress_reload_reset:
+      return reload_fix();
     case Hole::unexplained:
       break;
   }

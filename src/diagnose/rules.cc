@@ -12,6 +12,7 @@
 
 #include "base/subprocess.h"
 #include "diagnose/h2_rules.h"
+#include "diagnose/ingress_rules.h"
 #include "diagnose/router_rules.h"
 #include "diagnose/sync_rules.h"
 
@@ -416,10 +417,9 @@ RequestDiagnosis state_rule(const Case& c) {
                           record::to_string(c.r.outcome), c.life.name));
 }
 
-}  // namespace
-
-RequestDiagnosis attribute(const RequestRecord& r, size_t index, const Facts& facts,
-                           const RuleContext& context) {
+// attribute() for a request as its router's log tells it.
+RequestDiagnosis attribute_read(const RequestRecord& r, size_t index, const Facts& facts,
+                                const RuleContext& context) {
   if (auto lost = sync_loss(r, facts)) {
     lost->index = index;
     return *lost;
@@ -464,6 +464,22 @@ RequestDiagnosis attribute(const RequestRecord& r, size_t index, const Facts& fa
         fmt::format(" ({} answered {}: {})", router_name(r), router_answer(r), r.router_error);
   }
   d.index = index;
+  return d;
+}
+
+}  // namespace
+
+// An ingress's own log names a fault first (an nginx reload's cut), then tells why it answered
+// (HAProxy's termination state); the reason quotes the line.
+RequestDiagnosis attribute(const RequestRecord& original, size_t index, const Facts& facts,
+                           const RuleContext& context) {
+  if (auto cut = reload_reset(original, facts)) {
+    cut->index = index;
+    return *cut;
+  }
+  LogRead read = read_router_log(original, facts);
+  RequestDiagnosis d = attribute_read(read.request, index, facts, context);
+  d.reason += read.quote;
   return d;
 }
 

@@ -438,8 +438,7 @@ Result run(const Options& o) {
     ++rollouts;
     if (o.on_rollout) {
       record::Micros to = recorder.now();
-      o.on_rollout(rollouts,
-                   rollout_slice(recorder.snapshot(describe(o), to), rollout_from, to));
+      o.on_rollout(rollouts, rollout_slice(recorder.snapshot(describe(o), to), rollout_from, to));
       rollout_from = to;
     }
     return rollouts >= o.rollouts;
@@ -453,6 +452,9 @@ Result run(const Options& o) {
   // Stop the load, kill whatever still runs, and hand back what was recorded.
   result.load = traffic.stop();
   record::Micros end = recorder.now();
+  for (const auto& router : routers) {
+    router->finish();  // what a real ingress's own logs say of the failures
+  }
   api.reset();  // clients see the run, not the lab's teardown
   cluster.kill_all(interrupted ? "interrupted: the lab kills its pods" : "the run ends");
   result.interrupted = interrupted;

@@ -22,6 +22,7 @@ enum class Hole : uint8_t {
   liveness_kills_drain,  // the liveness probe kills or restarts the pod during shutdown
   schema_race,           // old and new versions disagree with the database schema mid-rollout
   proxy_sync_loss,       // the node's proxy loses a new connect while it rewrites its rules
+  ingress_reload_reset,  // an ingress reload closes a kept-alive client connection under a request
   unexplained,           // a failure no rule explains (the diagnosis says why)
 };
 
@@ -60,6 +61,10 @@ inline constexpr HoleInfo kHoles[] = {
     {Hole::proxy_sync_loss, "proxy-sync-loss",
      "the node's proxy loses a new connection while it rewrites its rules for an endpoint change",
      "#ec407a", "95", 'P'},
+    {Hole::ingress_reload_reset, "ingress-reload-reset",
+     "an ingress reload closes idle kept-alive client connections under the next request sent on "
+     "one",
+     "#5e35b1", "94", 'I'},
     {Hole::unexplained, "unexplained", "a failure no rule explains (the diagnosis says why)",
      "#757575", "37", '?'},
 };

@@ -177,6 +177,15 @@ inline constexpr std::string_view kUntranslated = "untranslated";
 // diagnosis reads it, beside router_applied, as that router's commit (proxy-sync-loss).
 inline constexpr std::string_view kRuleSync = "rule sync";
 
+// A line of a real ingress's own log that the lab quotes about a failed request (--ingress): a
+// `note` whose `router` is set and whose detail is "router log FILE: LINE", FILE being
+// haproxy.log, access.log or error.log. Its time is the line's own (HAProxy's accept plus its
+// total time, nginx's $msec), but for nginx's error log, whose times have whole seconds, when the
+// lab's controller saw that worker shut down: in [t_min, t], its last poll of the workers' titles
+// that saw it running and its first that saw it shut down. The diagnosis reads LINE with
+// http/router_log.h.
+inline constexpr std::string_view kRouterLog = "router log";
+
 // One request as the client saw it. Absent times (never sent, no byte received) are nullopt.
 struct RequestRecord {
   uint64_t seq = 0;

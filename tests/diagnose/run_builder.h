@@ -136,6 +136,9 @@ public:
     return *this;
   }
 
+  // The last request, to set a field the helpers do not.
+  record::RequestRecord& last_request() { return run_.requests.back(); }
+
   // The events so far, to adjust one the helpers do not set.
   std::vector<record::Event>& events() { return run_.events; }
 

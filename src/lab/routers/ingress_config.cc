@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "http/proxy_failure.h"
+#include "http/router_log.h"
 #include "lab/routers/ingress.h"
 
 namespace zerodrop::lab {
@@ -130,10 +131,8 @@ std::string nginx_config(const IngressSettings& s, const std::vector<const Endpo
       "http {{\n"
       // Request bodies stay in memory (nginx would buffer larger ones to a temporary file).
       "  client_body_buffer_size 1m;\n"
-      "  client_max_body_size 1m;\n  keepalive_timeout 75s;\n"
-      "  log_format zerodrop '$msec $remote_port \"$request\" $status up=$upstream_addr "
-      "up_status=$upstream_status connect=$upstream_connect_time header=$upstream_header_time "
-      "pod=$zd_pod error=$zd_error';\n"
+      "  client_max_body_size 1m;\n  keepalive_timeout {keepalive}s;\n"
+      "  log_format zerodrop '{access}';\n"
       "  access_log {d}/access.log zerodrop;\n"
       "{errors}{pods}{upstream}"
       "  server {{\n    listen 127.0.0.1:{control};\n    access_log off;\n"
@@ -141,6 +140,8 @@ std::string nginx_config(const IngressSettings& s, const std::vector<const Endpo
       "  server {{\n    listen {host}:{port};\n{location}  }}\n"
       "}}\n",
       fmt::arg("gen", generation), fmt::arg("d", d), fmt::arg("errors", kNginxErrorMap),
+      fmt::arg("access", http::kNginxAccessFormat),
+      fmt::arg("keepalive", http::kNginxKeepaliveTimeout.count()),
       fmt::arg("pods", nginx_pod_map(usable)),
       fmt::arg("upstream", usable.empty() ? "" : nginx_upstream(usable)),
       fmt::arg("host", s.listen_host), fmt::arg("port", s.listen_port),
@@ -165,7 +166,7 @@ std::string haproxy_config(const IngressSettings& s) {
       "  timeout connect {connect}ms\n  timeout client 60s\n  timeout server {server}ms\n"
       "  timeout http-keep-alive 60s\n{retries}"
       "frontend ingress\n  bind {host}:{port}\n  default_backend pods\n"
-      "  log-format \"%Ts.%ms %cp %{{+Q}}r %ST %b/%s %ts rc=%rc Tc=%Tc Tr=%Tr\"\n"
+      "  log-format \"{log}\"\n"
       "  acl relayed var(txn.relayed) -m found\n"
       "  acl has_server srv_name -m found\n"
       "  http-after-response set-header X-Pod-Name %[srv_name] if has_server\n"
@@ -180,7 +181,7 @@ std::string haproxy_config(const IngressSettings& s) {
       fmt::arg("d", s.dir), fmt::arg("connect", ms(s.connect_timeout)),
       fmt::arg("server", ms(s.upstream_timeout)), fmt::arg("retries", retries),
       fmt::arg("host", s.listen_host), fmt::arg("port", s.listen_port),
-      fmt::arg("h", http::kRouterErrorHeader));
+      fmt::arg("h", http::kRouterErrorHeader), fmt::arg("log", http::kHaproxyLogFormat));
 }
 
 std::vector<std::string> haproxy_commands(std::map<std::string, bool>& have,

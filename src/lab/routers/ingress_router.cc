@@ -1,7 +1,5 @@
 // Asio trips -Wnull-dereference at -O2 (false positives inside io_context; GCC 12).
 #pragma GCC diagnostic ignored "-Wnull-dereference"
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,8 +7,10 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include <boost/asio.hpp>
@@ -23,6 +23,8 @@
 #include "lab/data/migration.h"
 #include "lab/recording/recorder.h"
 #include "lab/routers/ingress.h"
+#include "lab/routers/ingress_io.h"
+#include "lab/routers/ingress_logs.h"
 #include "lab/routers/router_core.h"
 
 namespace zerodrop::lab {
@@ -33,81 +35,8 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 constexpr Duration kIngressStartTimeout = 10s;  // the program's first answer on its control socket
-constexpr Duration kIngressApplyTimeout = 10s;  // a reload's new workers, or one runtime API answer
 constexpr auto kReloadPollInterval = 2ms;       // while waiting for a reload to finish
 constexpr size_t kMaxSocketPath = 100;          // sockaddr_un's sun_path, with room to spare
-
-// A connected stream socket to `path` (unix) or 127.0.0.1:`port`, with the apply timeout on
-// reads; -1 when nothing listens there (yet).
-int connect_to(const std::string& path, uint16_t port) {
-  int fd = ::socket(path.empty() ? AF_INET : AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    return -1;
-  }
-  timeval timeout{static_cast<time_t>(kIngressApplyTimeout / 1s), 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  int rc = -1;
-  if (path.empty()) {
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(port);
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    rc = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  } else {
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    path.copy(address.sun_path, sizeof address.sun_path - 1);
-    rc = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  }
-  if (rc != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-bool send_all(int fd, const std::string& text) {
-  return ::send(fd, text.data(), text.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(text.size());
-}
-
-// Reads until the peer closes or the text read ends with `end` (empty: until it closes).
-std::string read_until(int fd, std::string_view end) {
-  std::string text;
-  char buffer[4096];
-  ssize_t n = 0;
-  while ((end.empty() || !text.ends_with(end)) && (n = ::read(fd, buffer, sizeof buffer)) > 0) {
-    text.append(buffer, static_cast<size_t>(n));
-  }
-  return text;
-}
-
-// One request on a new connection, answered and closed (HTTP/1.0, the runtime API's one-shot
-// mode); nullopt when nothing listens there (yet).
-std::optional<std::string> exchange_once(const std::string& path, uint16_t port,
-                                         const std::string& request) {
-  int fd = connect_to(path, port);
-  if (fd < 0) {
-    return std::nullopt;
-  }
-  std::optional<std::string> answer;
-  if (send_all(fd, request)) {
-    answer = read_until(fd, "");
-  }
-  ::close(fd);
-  return answer;
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::string next = path + ".next";
-  {
-    std::ofstream out(next, std::ios::trunc);
-    out << text;
-    if (!out.flush()) {
-      throw Error(fmt::format("cannot write {}", next));
-    }
-  }
-  fs::rename(next, path);  // the program never reads a half-written file
-}
 
 // One ingress program: started in its folder, then told of each new set of usable endpoints.
 class Driver {
@@ -116,6 +45,11 @@ public:
   // Makes `usable` the program's endpoints; returns once the program really routes by them.
   // False when it did not (the reason is in the controller's log).
   virtual bool apply(const std::vector<const Endpoint*>& usable, const EndpointTable& table) = 0;
+  // The lines of the program's logs about `failures` (ingress_logs.h); `on_run` puts a steady
+  // clock time on the run's timeline, `wall_origin` is the run's t = 0 on the Unix clock.
+  virtual std::vector<RouterLogNote> notes(
+      const std::vector<IngressFailure>& failures, std::chrono::microseconds wall_origin,
+      const std::function<record::Micros(Clock::time_point)>& on_run) = 0;
 };
 
 // Appends one line to the controller's log (DIR/controller.log): what was asked and answered.
@@ -201,16 +135,47 @@ public:
     ++generation_;
     write_file(conf(), nginx_config(settings_, usable, generation_));
     std::vector<pid_t> old_workers = children_of(process_->pid());
+    std::map<pid_t, Clock::time_point> running;  // each old worker's last poll still running
+    for (pid_t w : old_workers) {
+      running[w] = std::chrono::steady_clock::now();
+    }
     ::kill(process_->pid(), SIGHUP);  // the master only: workers ignore SIGHUP anyway
     bool ok = wait_generation(kIngressApplyTimeout);
     auto deadline = std::chrono::steady_clock::now() + kIngressApplyTimeout;
-    while (ok && !std::all_of(old_workers.begin(), old_workers.end(), stopped_accepting)) {
+    while (ok && !std::all_of(old_workers.begin(), old_workers.end(), [&](pid_t w) {
+             return retired_.contains(w);
+           })) {
+      for (pid_t w : old_workers) {
+        auto now = std::chrono::steady_clock::now();
+        if (retired_.contains(w)) {
+          continue;
+        }
+        if (stopped_accepting(w)) {
+          retired_.emplace(w, std::pair{running[w], now});
+        } else {
+          running[w] = now;
+        }
+      }
       ok = std::chrono::steady_clock::now() < deadline;
       std::this_thread::sleep_for(kReloadPollInterval);
     }
     log_.line(fmt::format("generation {}: {} endpoints, reload {}", generation_, usable.size(),
                           ok ? "served by new workers" : "NOT finished (see error.log)"));
     return ok;
+  }
+
+  // The connection's last access.log line and its worker's shutdown line, for each request a
+  // reload cut on a kept-alive client connection.
+  std::vector<RouterLogNote> notes(
+      const std::vector<IngressFailure>& failures, std::chrono::microseconds wall_origin,
+      const std::function<record::Micros(Clock::time_point)>& on_run) override {
+    std::vector<RetiredWorker> retired;
+    for (const auto& [pid, when] : retired_) {
+      retired.push_back({pid, on_run(when.first), on_run(when.second)});
+    }
+    std::istringstream access = read_log(settings_.dir + "/access.log");
+    std::istringstream error = read_log(settings_.dir + "/error.log");
+    return nginx_notes(access, error, retired, failures, wall_origin);
   }
 
 private:
@@ -227,6 +192,9 @@ private:
   ControllerLog log_;
   uint64_t generation_ = 0;
   std::optional<Subprocess> process_;
+  // Each worker a reload retired: this controller's last poll that saw it running, and its first
+  // that saw it shut down.
+  std::map<pid_t, std::pair<Clock::time_point, Clock::time_point>> retired_;
 };
 
 // HAProxy as the HAProxy ingress controllers run it without reloads: one runtime API command per
@@ -272,6 +240,14 @@ public:
       }
     }
     return ok;
+  }
+
+  // The log line of each response HAProxy made itself, with its termination state.
+  std::vector<RouterLogNote> notes(
+      const std::vector<IngressFailure>& failures, std::chrono::microseconds wall_origin,
+      const std::function<record::Micros(Clock::time_point)>& /*on_run*/) override {
+    std::istringstream log = read_log(settings_.dir + "/haproxy.log");
+    return haproxy_notes(log, failures, wall_origin);
   }
 
 private:
@@ -332,6 +308,9 @@ public:
     } else {
       driver_ = std::make_unique<HaproxyDriver>(s, binary);
     }
+    if (options.ingress == Ingress::nginx) {
+      churn();
+    }
     thread_ = std::thread([this] { io_.run(); });
   }
 
@@ -362,6 +341,11 @@ public:
   // refused, as the l7 router records it itself.
   void join_report(record::RequestRecord& r,
                    const std::optional<ClientConnection>& /*connection*/) const override {
+    if (r.failed && r.local_port != 0) {
+      std::lock_guard lock(failures_mutex_);
+      failures_.push_back({r.local_port, r.sent.value_or(r.intended), r.done, r.status, r.outcome,
+                           r.connection, !r.router_error.empty(), !r.backend.empty()});
+    }
     auto failure = http::proxy_failure_from_string(r.router_error);
     if (r.backend.empty()
         || (failure != http::ProxyFailure::connect_refused
@@ -371,6 +355,33 @@ public:
     r.backend_fate = record::BackendFate::refused;
     r.backend_fate_at = r.done;
     ++refusals_;
+  }
+
+  // Quotes the program's log lines about the run's failures as router-log notes. The router's
+  // thread has stopped applying changes: the load is over.
+  void finish() override {
+    if (recorder_ == nullptr) {
+      return;
+    }
+    std::vector<IngressFailure> failures;
+    {
+      std::lock_guard lock(failures_mutex_);
+      failures = failures_;
+    }
+    auto wall_origin = std::chrono::duration_cast<std::chrono::microseconds>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                       - recorder_->now();
+    auto on_run = [this](Clock::time_point t) {
+      return recorder_->since_start(t);
+    };
+    for (RouterLogNote& note : driver_->notes(failures, wall_origin, on_run)) {
+      record::Event e;
+      e.kind = record::EventKind::note;
+      e.router = options_.name;
+      e.detail = std::move(note.detail);
+      e.t_min = note.t_min;
+      recorder_->event_at(recorder_->start() + note.t, std::move(e));
+    }
   }
 
 private:
@@ -392,11 +403,35 @@ private:
     }
   }
 
+  // --dataplane-churn with nginx: one more reload every 1/N s on the router's thread (so never
+  // during a change's), the same endpoints written again, as a controller reloads for other
+  // configuration changes (an Ingress, a certificate); every 100th a note counts them.
+  void churn() {
+    if (options_.dataplane_churn <= 0) {
+      return;
+    }
+    churn_timer_.expires_after(std::chrono::microseconds(1'000'000 / options_.dataplane_churn));
+    churn_timer_.async_wait([this](boost::system::error_code ec) {
+      if (ec) {
+        return;
+      }
+      driver_->apply(table_.usable(), table_);
+      if (++churned_ % 100 == 0 && recorder_ != nullptr) {
+        recorder_->pod_event(
+            record::EventKind::note, "",
+            fmt::format("{}: {} reloads of --dataplane-churn", options_.name, churned_));
+      }
+      churn();
+    });
+  }
+
   RouterOptions options_;
   Recorder* recorder_;
   uint16_t port_ = 0;
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_;
+  asio::steady_timer churn_timer_{io_};
+  uint64_t churned_ = 0;  // the router's thread only
   SteadyClock clock_;
   DueChanges due_{io_, clock_, [this](std::vector<EndpointChange> due) {
                     apply_due(due);
@@ -404,6 +439,8 @@ private:
   EndpointTable table_;  // the router's thread only
   std::unique_ptr<Driver> driver_;
   mutable std::atomic<uint64_t> refusals_{0};
+  mutable std::mutex failures_mutex_;
+  mutable std::vector<IngressFailure> failures_;  // every failed request joined, for finish()
   std::thread thread_;
 };
 

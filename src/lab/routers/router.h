@@ -157,6 +157,11 @@ public:
     (void)request;
     (void)connection;
   }
+
+  // Once the load has stopped, before the record is taken: records what the router's own logs
+  // say of the run's failed requests (a real ingress: router-log notes, record::kRouterLog).
+  // Nothing by default.
+  virtual void finish() {}
 };
 
 }  // namespace zerodrop::lab
