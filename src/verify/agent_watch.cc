@@ -19,6 +19,7 @@
 #include "base/error.h"
 #include "base/exit_code.h"
 #include "http/url.h"
+#include "load/grpc.h"
 
 namespace zerodrop::verify {
 
@@ -29,7 +30,8 @@ namespace {
 namespace asio = boost::asio;
 namespace bhttp = boost::beast::http;
 
-constexpr size_t kMaxPending = 4 << 20;  // per target, while the watcher does not answer
+constexpr size_t kMaxPending = 4 << 20;    // per target, while the watcher does not answer
+constexpr uint32_t kHttp2Connections = 2;  // per HTTP/2 or gRPC target
 
 // An ostream's buffer that engine threads write whole lines into (run_agent's Stream writes each
 // line under its own lock) and the reporting thread takes complete lines out of.
@@ -88,18 +90,35 @@ struct Probe {
 };
 
 // The engine's options: the service-link variables when this pod has them (its node's routing
-// of the Service in its own namespace), else the ClusterIP URL the watcher named.
+// of the Service in its own namespace: $POD_NAMESPACE, when set, must be the Service's, or a
+// same-named Service of the agent's namespace would be probed), else the ClusterIP URL the
+// watcher named.
 AgentOptions probe_options(const AgentOptions& base, const ProbeTarget& t, Probe& probe) {
   AgentOptions o = base;
   o.service = t.service;
   o.path = t.path;
-  o.url.clear();
-  try {
-    o.url = agent_target(o, [](const char* name) { return std::getenv(name); });
-  } catch (const Error&) {
-    o.url = t.url;
+  o.url = t.url;
+  const char* own = std::getenv("POD_NAMESPACE");
+  bool same_namespace = own == nullptr || *own == '\0' || t.svc.starts_with(std::string(own) + "/");
+  if (same_namespace) {
+    o.url.clear();
+    try {
+      o.url = agent_target(o, [](const char* name) { return std::getenv(name); });
+    } catch (const Error&) {
+      o.url = t.url;
+    }
   }
   o.load.rate = t.rate;
+  o.load.protocol = t.protocol;
+  o.load.grpc_method = t.grpc_method;
+  if (t.protocol != load::Protocol::http1) {
+    // As a gRPC channel or a browser holds HTTP/2: kept-alive connections, a second slot so that
+    // a GOAWAY's drain does not hold the next request back while the new connection opens.
+    o.load.keepalive = load::Keepalive::on;
+    o.load.fresh_share = 0;
+    o.load.connections = kHttp2Connections;
+    o.load.retry_unprocessed = load::RetryUnprocessed::once;
+  }
   o.duration = std::chrono::hours(24 * 365);
   o.stop = &probe.stop;
   return o;
@@ -251,6 +270,40 @@ private:
 
 }  // namespace
 
+std::string_view protocol_name(load::Protocol protocol) {
+  switch (protocol) {
+    case load::Protocol::http2:
+      return "http2";
+    case load::Protocol::grpc:
+      return "grpc";
+    case load::Protocol::http1:
+      break;
+  }
+  return "http1";
+}
+
+std::optional<load::Protocol> protocol_named(std::string_view name) {
+  for (load::Protocol p : {load::Protocol::http1, load::Protocol::http2, load::Protocol::grpc}) {
+    if (name == protocol_name(p)) {
+      return p;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string probe_targets_json(const std::vector<ProbeTarget>& targets) {
+  Json list = Json::array();
+  for (const ProbeTarget& t : targets) {
+    Json j = {{"svc", t.svc},   {"service", t.service}, {"url", t.url},
+              {"path", t.path}, {"rate", t.rate},       {"protocol", protocol_name(t.protocol)}};
+    if (t.protocol == load::Protocol::grpc) {
+      j["method"] = t.grpc_method;
+    }
+    list.push_back(std::move(j));
+  }
+  return Json{{"targets", list}}.dump();
+}
+
 std::vector<ProbeTarget> parse_probe_targets(std::string_view body) {
   Json j = Json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("targets") || !j["targets"].is_array()) {
@@ -269,6 +322,24 @@ std::vector<ProbeTarget> parse_probe_targets(std::string_view body) {
     p.rate = t.value("rate", 5.0);
     if (!(p.rate > 0) || p.rate > 10000) {
       throw Error(fmt::format("the watcher's answer gives {} a rate of {}", p.svc, p.rate));
+    }
+    std::string protocol = t.value("protocol", "http1");
+    std::optional<load::Protocol> known = protocol_named(protocol);
+    if (!known) {
+      throw Error(
+          fmt::format("the watcher's answer gives {} protocol '{}' (this agent speaks "
+                      "http1, http2, grpc)",
+                      p.svc, protocol));
+    }
+    p.protocol = *known;
+    p.grpc_method = t.value("method", "");
+    if (p.protocol == load::Protocol::grpc) {
+      try {
+        load::grpc_path(p.grpc_method);
+      } catch (const Error&) {
+        throw Error(
+            fmt::format("the watcher's answer gives {} gRPC method '{}'", p.svc, p.grpc_method));
+      }
     }
     out.push_back(std::move(p));
   }

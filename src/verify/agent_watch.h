@@ -1,11 +1,13 @@
 #pragma once
 
 #include <atomic>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/duration.h"
+#include "load/load.h"
 #include "verify/agent.h"
 
 namespace zerodrop::verify {
@@ -17,13 +19,25 @@ struct ProbeTarget {
   std::string url;      // http://CLUSTER-IP:PORT/PATH: used when the variables are not set
   std::string path = "/";
   double rate = 5;  // this agent's requests per second to it
+  // http1: a new connection per request. http2 (h2c by prior knowledge) and grpc: kept-alive
+  // connections as a real client holds them, a new one after a GOAWAY, a request refused
+  // unprocessed resent once (load's Http2Session).
+  load::Protocol protocol = load::Protocol::http1;
+  std::string grpc_method;  // grpc: "/pkg.Service/Method", called with an empty message
 
   bool operator==(const ProbeTarget&) const = default;
 };
 
-// The watcher's answer to a report: {"targets":[{"svc","service","url","path","rate"}]}. Throws
-// Error naming what is malformed.
+// The protocol's name in the watcher's answer: "http1", "http2", "grpc"; and back (nullopt for
+// any other name).
+std::string_view protocol_name(load::Protocol protocol);
+std::optional<load::Protocol> protocol_named(std::string_view name);
+
+// The watcher's answer to a report: {"targets":[{"svc","service","url","path","rate",
+// "protocol","method"}]} ("protocol" absent: http1). Throws Error naming what is malformed.
 std::vector<ProbeTarget> parse_probe_targets(std::string_view body);
+// The answer's text, as parse_probe_targets reads it.
+std::string probe_targets_json(const std::vector<ProbeTarget>& targets);
 
 // The report body: for each target, a line {"k":"target","svc":…} (with "error" when its engine
 // could not start) followed by that target's agent-stream lines. The watcher splits it back

@@ -91,16 +91,9 @@ std::string AgentHub::report(const std::string& pod, const std::string& node,
 }
 
 void AgentHub::set_targets(std::vector<verify::ProbeTarget> targets) {
-  Json list = Json::array();
-  for (const verify::ProbeTarget& t : targets) {
-    list.push_back({{"svc", t.svc},
-                    {"service", t.service},
-                    {"url", t.url},
-                    {"path", t.path},
-                    {"rate", t.rate}});
-  }
+  std::string text = verify::probe_targets_json(targets);
   std::lock_guard lock(mutex_);
-  targets_json_ = Json{{"targets", list}}.dump();
+  targets_json_ = std::move(text);
 }
 
 void AgentHub::attach(const std::shared_ptr<Measured>& m) {

@@ -57,12 +57,16 @@ void Controller::set_namespaces(std::optional<std::set<std::string>> admitted) {
 
 std::optional<ServiceInfo> Controller::service_for(const Json& workload) const {
   std::string ns = object_namespace(workload);
+  std::optional<ServiceInfo> found;
   for (const auto& [key, s] : services_) {
     if (s.namespace_name == ns && selects(s, template_labels(workload))) {
-      return s;
+      if (s.problem.empty() && !s.target.url.empty()) {
+        return s;  // a probed one before one that is not (a bad annotation, headless)
+      }
+      found = found ? found : s;
     }
   }
-  return std::nullopt;
+  return found;
 }
 
 // Under mutex_. Recomputed only when a workload or Service changed: with 1,000 workloads and as

@@ -1,6 +1,8 @@
 #include "watch/targets.h"
 
 #include <algorithm>
+#include <cctype>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -16,6 +18,67 @@ std::string annotation(const Json& service, const char* name) {
   return annotations.is_object() && annotations.contains(name) && annotations[name].is_string()
              ? annotations[name].get<std::string>()
              : "";
+}
+
+// What the annotation zerodrop.dev/probe and the port's appProtocol ask for.
+struct Probe {
+  load::Protocol protocol = load::Protocol::http1;
+  std::string path = "/";
+  std::string grpc_method;
+  std::string problem;  // why the annotation cannot be probed ("" = fine)
+};
+
+// "/pkg.Service/Method" exactly (a leading slash, one more, names of letters, digits, '_' and
+// the package's dots), as gRPC puts it in :path.
+bool is_grpc_method(std::string_view m) {
+  auto name_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  };
+  size_t slash = m.find('/', 1);
+  if (!m.starts_with('/') || slash == std::string_view::npos || slash == 1
+      || slash + 1 == m.size()) {
+    return false;
+  }
+  std::string_view service = m.substr(1, slash - 1);
+  std::string_view method = m.substr(slash + 1);
+  return std::all_of(method.begin(), method.end(), name_char)
+         && std::all_of(service.begin(), service.end(),
+                        [&](char c) { return name_char(c) || c == '.'; })
+         && !service.starts_with('.') && !service.ends_with('.')
+         && service.find("..") == std::string_view::npos;
+}
+
+Probe read_probe(const std::string& annotation, const std::string& app_protocol) {
+  Probe p;
+  if (app_protocol == "grpc") {
+    p.protocol = load::Protocol::grpc;
+    p.grpc_method = kGrpcHealthCheck;
+  } else if (app_protocol == "kubernetes.io/h2c" || app_protocol == "h2c") {
+    p.protocol = load::Protocol::http2;
+  }
+  std::string_view a = annotation;
+  if (a.starts_with("grpc:")) {
+    p.protocol = load::Protocol::grpc;
+    p.grpc_method = std::string(a.substr(5));
+    if (!is_grpc_method(p.grpc_method)) {
+      p.problem = "expected grpc:/pkg.Service/Method";
+    }
+    return p;
+  }
+  if (a.starts_with("h2c:")) {
+    p.protocol = load::Protocol::http2;
+    a.remove_prefix(4);
+  } else if (a.starts_with("http:")) {
+    a.remove_prefix(5);
+  }
+  if (p.protocol == load::Protocol::grpc && !a.empty()) {
+    p.problem = "the port's appProtocol is grpc: expected grpc:/pkg.Service/Method";
+  } else if (!a.empty() && !a.starts_with('/')) {
+    p.problem = "expected http:/PATH, h2c:/PATH, /PATH or grpc:/pkg.Service/Method";
+  } else if (!a.empty()) {
+    p.path = std::string(a);
+  }
+  return p;
 }
 
 }  // namespace
@@ -49,25 +112,14 @@ ServiceInfo read_service(const Json& service) {
       return s;
     }
   }
-  std::string probe = annotation(service, "zerodrop.dev/probe");
-  std::string path = "/";
-  if (probe.starts_with("grpc:")) {
-    s.problem = fmt::format(
-        "annotation zerodrop.dev/probe '{}' on Service {}: the agents probe HTTP/1.1 only so "
-        "far",
-        probe, s.name);
+  Probe probe =
+      read_probe(annotation(service, "zerodrop.dev/probe"), port->value("appProtocol", ""));
+  if (!probe.problem.empty()) {
+    s.problem = fmt::format("annotation zerodrop.dev/probe '{}' on Service {}: {}",
+                            annotation(service, "zerodrop.dev/probe"), s.name, probe.problem);
     return s;
   }
-  if (probe.starts_with("http:")) {
-    path = probe.substr(5);
-  } else if (probe.starts_with("/")) {
-    path = probe;
-  } else if (!probe.empty()) {
-    s.problem = fmt::format(
-        "annotation zerodrop.dev/probe '{}' on Service {}: expected http:/PATH or /PATH", probe,
-        s.name);
-    return s;
-  }
+  const std::string& path = probe.path;
   if (cluster_ip.empty() || cluster_ip == "None") {
     return s;  // headless: no routing to measure (pods are reached by name), not a mistake
   }
@@ -78,6 +130,8 @@ ServiceInfo read_service(const Json& service) {
   s.target.url =
       fmt::format("http://{}{}{}:{}{}", v6 ? "[" : "", cluster_ip, v6 ? "]" : "", number, path);
   s.target.path = path;
+  s.target.protocol = probe.protocol;
+  s.target.grpc_method = probe.grpc_method;
   return s;
 }
 

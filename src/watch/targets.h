@@ -18,10 +18,18 @@ struct ServiceInfo {
   std::string problem;  // the annotation that cannot be probed, one line ("" = fine)
 };
 
+// The method a gRPC port is probed with when no annotation names one: the standard health
+// check, whose empty request asks for the whole server.
+inline constexpr const char* kGrpcHealthCheck = "/grpc.health.v1.Health/Check";
+
 // Reads a Service: the port from annotation zerodrop.dev/probe-port (a port's name or number),
-// else the first port; the path from annotation zerodrop.dev/probe ("http:/PATH" or "/PATH"),
-// else "/". A headless Service (no ClusterIP) gets no target; one whose annotations name no
-// port of it, or a protocol the agents do not probe yet (grpc:), gets a `problem` and no target.
+// else the first port. The protocol from that port's appProtocol (`grpc`; `kubernetes.io/h2c`
+// or `h2c`: HTTP/2 by prior knowledge; else HTTP/1.1) or annotation zerodrop.dev/probe:
+// "grpc:/pkg.Service/Method" (gRPC, that method with an empty request), "h2c:/PATH",
+// "http:/PATH" or "/PATH" (the path, else "/"); a grpc port without the annotation is probed
+// with kGrpcHealthCheck. A headless Service (no ClusterIP) gets no target; one whose
+// annotations name no port of it, or are malformed (a gRPC method not /pkg.Service/Method), gets
+// a `problem` and no target.
 ServiceInfo read_service(const nlohmann::json& service);
 
 // Whether the Service's selector selects pods labelled `labels` (every pair present).
