@@ -15,11 +15,8 @@ using record::Event;
 using record::Outcome;
 using record::RequestRecord;
 
-// The lab's stamps of a log line and of the client's request come from two clocks read together:
-// they agree to well under this.
-constexpr Micros kClockSlack{50'000};
-// HAProxy's line of a failure ends within this of the client's end of it.
-constexpr Micros kHaproxyMatch{1'000'000};
+constexpr Micros kClockSlack = http::kLogClockSlack;
+constexpr Micros kHaproxyMatch = http::kHaproxyLineMatch;
 
 // The line a router-log note quotes from `file`; nullopt for another file or another note.
 std::optional<std::string_view> logged_line(const Event& e, std::string_view file) {

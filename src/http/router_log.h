@@ -31,6 +31,13 @@ struct HaproxyLogLine {
   std::chrono::milliseconds total{0};  // %Tt: from the accept to the end of the request
 };
 
+// How the lab joins a log line to a client's request, and the diagnosis again to the line the lab
+// quoted. A log's times are the Unix clock's, the run's the steady clock's: read at one moment, the
+// two agree to well under kLogClockSlack. HAProxy's line of a response it made ends within
+// kHaproxyLineMatch of the client's end of the request.
+inline constexpr std::chrono::microseconds kLogClockSlack{50'000};
+inline constexpr std::chrono::microseconds kHaproxyLineMatch{1'000'000};
+
 // One line in kHaproxyLogFormat; nullopt for anything else (HAProxy's own warnings, a torn line).
 std::optional<HaproxyLogLine> parse_haproxy_log_line(std::string_view line);
 

@@ -13,11 +13,8 @@ namespace {
 
 using record::Micros;
 
-// The log's times are the Unix clock's, the run's the steady clock's: read at one moment, the two
-// agree to well under this. A log line's end is at most this late against the client's stamps.
-constexpr Micros kClockSlack{50'000};
-// HAProxy's line of a failure ends within this of the client's end of it.
-constexpr Micros kHaproxyMatch{1'000'000};
+constexpr Micros kClockSlack = http::kLogClockSlack;
+constexpr Micros kHaproxyMatch = http::kHaproxyLineMatch;
 
 std::vector<std::string> lines_of(std::istream& in) {
   std::vector<std::string> out;
