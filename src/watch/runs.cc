@@ -100,6 +100,45 @@ void write_result(const std::string& folder, const RolloutResult& r) {
   }
 }
 
+std::vector<std::string> mark_abandoned(const std::string& root, SystemTime now) {
+  std::vector<std::string> marked;
+  for (const std::string& name : runs_oldest_first(root)) {
+    std::error_code ec;
+    if (fs::exists(fs::path(root) / name / "watch.json", ec)) {
+      continue;
+    }
+    // NAMESPACE.NAME.TIME[.N]: a namespace has no dot; a Deployment's name may have some.
+    size_t dot = name.find('.');
+    std::string stamp = sort_key(name).first;
+    size_t at = stamp.empty() ? std::string::npos : name.find("." + stamp);
+    std::string workload = dot == std::string::npos || at == std::string::npos || at <= dot
+                               ? ""
+                               : name.substr(dot + 1, at - dot - 1);
+    Json j = {{"namespace", dot == std::string::npos ? "" : name.substr(0, dot)},
+              {"workload", workload},
+              {"verdict", "abandoned"},
+              {"whole", false},
+              {"ended", "abandoned"},
+              {"ended_reason",
+               fmt::format("the watcher measuring it stopped without writing its result (killed: "
+                           "SIGKILL, out of memory, its node lost); found by the next leader at {}",
+                           micro_time(now))},
+              {"event_message",
+               "abandoned: the watcher measuring this rollout was killed before the end; no "
+               "verdict (a rollout still under way is measured again from the middle, partial, "
+               "in a run of its own)"}};
+    std::string path = (fs::path(root) / name / "watch.json").string();
+    std::ofstream out(path);
+    out << j.dump(2) << "\n";
+    out.close();
+    if (!out) {
+      throw Error(fmt::format("cannot write {}", path));
+    }
+    marked.push_back(name);
+  }
+  return marked;
+}
+
 size_t retain(const std::string& root, size_t keep) {
   std::vector<std::string> names = runs_oldest_first(root);
   size_t removed = 0;
@@ -120,15 +159,19 @@ std::string index_html(const std::string& root) {
     Json j = Json::parse(in, nullptr, false);
     std::string verdict = j.is_object() ? j.value("verdict", "") : "in progress";
     std::string message = j.is_object() ? j.value("event_message", "") : "";
+    // A run ended without its reports (abandoned, or still being measured) links its events.
+    std::error_code ec;
+    const char* file =
+        fs::exists(fs::path(root) / name / "report.html", ec) ? "report.html" : "events.ndjson";
     rows += fmt::format(
-        "<tr><td><a href=\"{0}/report.html\">{0}</a></td><td class=\"{1}\">{1}</td>"
+        "<tr><td><a href=\"{0}/{3}\">{0}</a></td><td class=\"{1}\">{1}</td>"
         "<td>{2}</td></tr>\n",
-        report::escape(name), report::escape(verdict), report::escape(message));
+        report::escape(name), report::escape(verdict), report::escape(message), file);
   }
   return fmt::format(
       "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>zerodrop watch: runs</title>"
       "<style>body{{font-family:sans-serif}}td{{padding:2px 8px}}.dropped{{color:#b00}}"
-      ".clean{{color:#070}}.partial,.unmeasured{{color:#a60}}</style></head><body>\n"
+      ".clean{{color:#070}}.partial,.unmeasured,.abandoned{{color:#a60}}</style></head><body>\n"
       "<h1>zerodrop watch: {} runs</h1>\n<table>\n<tr><th>run</th><th>verdict</th>"
       "<th>event</th></tr>\n{}</table>\n</body></html>\n",
       names.size(), rows);

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "watch/lease.h"
 #include "watch/verdict.h"
@@ -18,6 +19,14 @@ std::string new_run_name(const std::string& root, const WorkloadKey& key, System
 
 // Writes watch.json. Throws Error naming the file.
 void write_result(const std::string& folder, const RolloutResult& r);
+
+// Folders left without watch.json by a watcher that was killed while measuring (SIGKILL, OOM,
+// a lost node) would read "in progress" forever: each gets a watch.json with verdict
+// "abandoned", no counts and why (`ended_reason`, `event_message`). A leader calls it once,
+// before it measures anything, so that no folder of its own is in progress; the rollout itself,
+// when still under way, is measured again from the middle (partial) in a folder of its own.
+// Returns the names marked. Throws Error naming a watch.json it cannot write.
+std::vector<std::string> mark_abandoned(const std::string& root, SystemTime now);
 
 // Removes the oldest run folders (by name's time, then name) beyond `keep`. Only folders holding
 // watch.json or events.ndjson are counted and removed. Returns how many were removed.

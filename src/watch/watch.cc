@@ -246,6 +246,14 @@ public:
     if (!was_leading_) {
       std::cerr << fmt::format("zerodrop: watch: leading{}\n",
                                elector_ ? " (lease " + o_.lease_name + ")" : "");
+      try {
+        for (const std::string& name : mark_abandoned(o_.out, std::chrono::system_clock::now())) {
+          std::cerr << fmt::format(
+              "zerodrop: watch: {}: abandoned by a watcher killed while measuring it\n", name);
+        }
+      } catch (const Error& e) {
+        std::cerr << "zerodrop: watch: " << e.what() << "\n";
+      }
       metrics_.leader(true);
       was_leading_ = true;
     }

@@ -2,8 +2,8 @@
 # A watcher SIGKILLed mid-rollout and started again: the new one finds the rollout under way in
 # the API (the Deployment's status) and measures it from there, marked partial (watch.json
 # "whole": false, verdict partial, a RolloutPartial Event): it never invents a verdict for what it
-# did not see. The killed one's folder is left without watch.json, and its kubectl proxy died with
-# it.
+# did not see. The killed one's folder, left without watch.json, is marked abandoned by the new
+# one (the index does not say "in progress" forever), and its kubectl proxy died with it.
 # cost: 40
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/lab_common.inc"
@@ -40,15 +40,19 @@ pgrep -f -- "--kubeconfig=$KUBECONFIG" >/dev/null && fail "the killed watcher's 
 start_watch 2
 grep -q "rollout started (under way when watch first saw it, partial)" "$WORK/watch-2.err" \
   || { cat "$WORK/watch-2.err"; fail "watch 2 did not resume the rollout as partial"; }
+# The killed watcher's folder: marked abandoned by the new leader before it measures anything.
+killed=$(ls -d "$WORK"/runs/default.web.* | head -1)
+expect_grep "$(basename "$killed"): abandoned by a watcher killed while measuring it" "$WORK/watch-2.err"
+expect_grep '"verdict": "abandoned"' "$killed/watch.json"
 for _ in $(seq 400); do
-  ls "$WORK"/runs/*/watch.json >/dev/null 2>&1 && break
+  [ "$(ls "$WORK"/runs/*/watch.json 2>/dev/null | wc -l)" = 2 ] && break
   sleep 0.1
 done
-results=("$WORK"/runs/*/watch.json)
-[ ${#results[@]} = 1 ] || { cat "$WORK/watch-2.err"; fail "expected one finished measurement, got ${#results[@]}"; }
-expect_grep '"whole": false' "${results[0]}"
-expect_grep '"verdict": "partial"' "${results[0]}"
-[ "$(ls -d "$WORK"/runs/default.web.* | wc -l)" = 2 ] || fail "expected the killed watcher's folder beside it"
+[ "$(ls -d "$WORK"/runs/default.web.* | wc -l)" = 2 ] || fail "expected the killed watcher's folder beside the new one"
+resumed=$(ls -d "$WORK"/runs/default.web.* | tail -1)
+[ -f "$resumed/watch.json" ] || { cat "$WORK/watch-2.err"; fail "the resumed measurement did not finish"; }
+expect_grep '"whole": false' "$resumed/watch.json"
+expect_grep '"verdict": "partial"' "$resumed/watch.json"
 [ "$(kubectl get events --field-selector reason=RolloutPartial -o name | wc -l)" = 1 ] \
   || fail "expected one RolloutPartial Event"
 kill -TERM "$watch"

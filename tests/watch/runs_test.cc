@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace zerodrop::watch {
 namespace {
@@ -68,6 +69,34 @@ TEST_F(Runs, TheIndexListsNewestFirstWithVerdicts) {
   EXPECT_NE(html.find(">clean<"), std::string::npos);
   EXPECT_NE(html.find(">unmeasured<"), std::string::npos);
   EXPECT_NE(html.find("2 runs"), std::string::npos);
+}
+
+TEST_F(Runs, AFolderLeftInProgressIsMarkedAbandonedWithWhy) {
+  make("shop.web.20261206T100000Z", "clean");
+  // A watcher killed mid-rollout: events.ndjson, no reports, no watch.json.
+  fs::create_directories(root_ / "shop.my.api.20261206T110000Z.2");
+  std::ofstream(root_ / "shop.my.api.20261206T110000Z.2" / "events.ndjson") << "{}\n";
+  EXPECT_NE(index_html(root_.string()).find("in progress"), std::string::npos);
+  SystemTime now = SystemTime(std::chrono::seconds(1'800'000'000));
+  auto marked = mark_abandoned(root_.string(), now);
+  ASSERT_EQ(marked, std::vector<std::string>{"shop.my.api.20261206T110000Z.2"});
+  std::ifstream in(root_ / marked[0] / "watch.json");
+  nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["verdict"], "abandoned");
+  EXPECT_EQ(j["namespace"], "shop");
+  EXPECT_EQ(j["workload"], "my.api");
+  EXPECT_EQ(j["whole"], false);
+  EXPECT_NE(j["ended_reason"].get<std::string>().find("killed"), std::string::npos);
+  std::string index = index_html(root_.string());
+  EXPECT_EQ(index.find("in progress"), std::string::npos);
+  EXPECT_NE(index.find("<td class=\"abandoned\">abandoned</td>"), std::string::npos);
+  // Its link goes to what it has (no report.html was written).
+  EXPECT_NE(index.find("shop.my.api.20261206T110000Z.2/events.ndjson"), std::string::npos);
+  EXPECT_NE(index.find("shop.web.20261206T100000Z/report.html"), std::string::npos);
+  // Once marked, nothing more to mark; finished runs were never touched.
+  EXPECT_TRUE(mark_abandoned(root_.string(), now).empty());
+  std::ifstream clean(root_ / "shop.web.20261206T100000Z" / "watch.json");
+  EXPECT_NE(nlohmann::json::parse(clean)["verdict"], "abandoned");
 }
 
 TEST_F(Runs, OnlyPlainFilesOfARunAreServed) {
