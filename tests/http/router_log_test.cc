@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/mutate.h"
+
 namespace zerodrop::http {
 namespace {
 
@@ -118,28 +120,13 @@ TEST(RouterLogFuzz, RandomMutationsNeverCrash) {
   seeds.push_back(kNginxAccess);
   seeds.push_back(kNginxShutdown);
   std::mt19937 random(20261206);  // fixed seed: a failure reproduces
-  const std::string alphabet = " .=/#:\"[]<>-0123456789TtSHCPsHpid\\x";
+  constexpr std::string_view alphabet = " .=/#:\"[]<>-0123456789TtSHCPsHpid\\x";
   int parsed = 0;
   int rejected = 0;
   for (int round = 0; round < 20000; ++round) {
-    std::string text = seeds[round % seeds.size()];
     int edits = static_cast<int>(random() % 4);
-    for (int e = 0; e < edits && !text.empty(); ++e) {
-      size_t at = random() % text.size();
-      switch (random() % 4) {
-        case 0:
-          text[at] = alphabet[random() % alphabet.size()];
-          break;
-        case 1:
-          text.erase(at, 1 + random() % 12);
-          break;
-        case 2:
-          text.insert(at, text.substr(random() % text.size(), random() % 30));
-          break;
-        default:
-          text.insert(at, 1, static_cast<char>(random() % 256));
-      }
-    }
+    std::string text =
+        testing::mutate(seeds[round % seeds.size()], edits, random, {alphabet, 12, 30});
     bool any = false;
     ASSERT_NO_THROW({
       auto h = parse_haproxy_log_line(text);

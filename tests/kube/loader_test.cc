@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "kube/serving.h"
+#include "testing/mutate.h"
 
 namespace zerodrop::kube {
 namespace {
@@ -296,28 +297,13 @@ TEST(LoaderFuzz, RandomMutationsOfFixturesNeverCrash) {
     ASSERT_FALSE(seeds.back().empty()) << name;
   }
   std::mt19937 random(20261130);  // fixed seed: a failure reproduces
-  const std::string alphabet = ":-[]{}&*!|>'\"#%@`,? \n\t0123456789abcxyz\\";
+  constexpr std::string_view alphabet = ":-[]{}&*!|>'\"#%@`,? \n\t0123456789abcxyz\\";
   int64_t objects = 0;
   int64_t problems = 0;
   for (int round = 0; round < 600; ++round) {
-    std::string text = seeds[round % seeds.size()];
     int edits = 1 + static_cast<int>(random() % 8);
-    for (int e = 0; e < edits && !text.empty(); ++e) {
-      size_t at = random() % text.size();
-      switch (random() % 4) {
-        case 0:
-          text[at] = alphabet[random() % alphabet.size()];
-          break;
-        case 1:
-          text.erase(at, 1 + random() % 20);
-          break;
-        case 2:
-          text.insert(at, text.substr(random() % text.size(), random() % 80));
-          break;
-        default:
-          text.insert(at, 1, static_cast<char>(random() % 256));
-      }
-    }
+    std::string text =
+        testing::mutate(seeds[round % seeds.size()], edits, random, {alphabet, 20, 80});
     Loaded loaded;
     ASSERT_NO_THROW(loaded = load_text(text, "fuzz.yaml")) << text;
     objects += static_cast<int64_t>(loaded.objects.size());
