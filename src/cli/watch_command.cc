@@ -43,6 +43,7 @@ struct Flags {
   std::string tail = "5s";
   std::string drain_limit = "2m";
   bool no_events = false;
+  std::string ingress_service;
   bool leader_elect = false;
   std::string lease_namespace;
   std::string lease_name = "zerodrop-watch";
@@ -114,6 +115,9 @@ void add_flags(CLI::App& app, Flags& f) {
                  "after the end, wait at most this long for deleted pods to go")
       ->capture_default_str();
   app.add_flag("--no-events", f.no_events, "post no Kubernetes Events");
+  app.add_option("--ingress-service", f.ingress_service,
+                 "NS/NAME[:PORT] of the ingress controller's Service: where an Ingress routes to "
+                 "a watched Service, the agents also probe its host through it");
   app.add_flag("--leader-elect", f.leader_elect,
                "lead only while holding a coordination.k8s.io Lease (run two replicas)");
   app.add_option(
@@ -166,6 +170,7 @@ int run_watch(const Flags& f) {
   o.tail = parse_duration(f.tail, "--tail");
   o.drain_limit = parse_duration(f.drain_limit, "--drain-limit");
   o.events = !f.no_events;
+  o.ingress_service = f.ingress_service;
   o.leader_elect = f.leader_elect;
   o.lease_namespace = f.lease_namespace;
   o.lease_name = f.lease_name;

@@ -119,6 +119,9 @@ AgentOptions probe_options(const AgentOptions& base, const ProbeTarget& t, Probe
     o.load.connections = kHttp2Connections;
     o.load.retry_unprocessed = load::RetryUnprocessed::once;
   }
+  if (!t.host.empty()) {
+    o.load.headers.emplace_back("Host", t.host);
+  }
   o.duration = std::chrono::hours(24 * 365);
   o.stop = &probe.stop;
   return o;
@@ -299,6 +302,9 @@ std::string probe_targets_json(const std::vector<ProbeTarget>& targets) {
     if (t.protocol == load::Protocol::grpc) {
       j["method"] = t.grpc_method;
     }
+    if (!t.host.empty()) {
+      j["host"] = t.host;
+    }
     list.push_back(std::move(j));
   }
   return Json{{"targets", list}}.dump();
@@ -320,6 +326,10 @@ std::vector<ProbeTarget> parse_probe_targets(std::string_view body) {
     p.url = t.value("url", "");
     p.path = t.value("path", "/");
     p.rate = t.value("rate", 5.0);
+    p.host = t.value("host", "");
+    if (p.host.find_first_of("\r\n ") != std::string::npos) {
+      throw Error(fmt::format("the watcher's answer gives {} a malformed host", p.svc));
+    }
     if (!(p.rate > 0) || p.rate > 10000) {
       throw Error(fmt::format("the watcher's answer gives {} a rate of {}", p.svc, p.rate));
     }

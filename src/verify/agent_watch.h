@@ -24,6 +24,9 @@ struct ProbeTarget {
   // unprocessed resent once (load's Http2Session).
   load::Protocol protocol = load::Protocol::http1;
   std::string grpc_method;  // grpc: "/pkg.Service/Method", called with an empty message
+  // Sent as the Host header ("" = the URL's): an Ingress route, probed through the ingress
+  // controller's Service (url) with the route's host.
+  std::string host;
 
   bool operator==(const ProbeTarget&) const = default;
 };
@@ -34,7 +37,7 @@ std::string_view protocol_name(load::Protocol protocol);
 std::optional<load::Protocol> protocol_named(std::string_view name);
 
 // The watcher's answer to a report: {"targets":[{"svc","service","url","path","rate",
-// "protocol","method"}]} ("protocol" absent: http1). Throws Error naming what is malformed.
+// "protocol","method","host"}]} ("protocol" absent: http1). Throws Error naming what is malformed.
 std::vector<ProbeTarget> parse_probe_targets(std::string_view body);
 // The answer's text, as parse_probe_targets reads it.
 std::string probe_targets_json(const std::vector<ProbeTarget>& targets);

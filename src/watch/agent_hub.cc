@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "watch/ingress.h"
+
 namespace zerodrop::watch {
 
 using Json = nlohmann::json;
@@ -56,14 +58,27 @@ AgentHub::Stream& AgentHub::stream(const std::string& pod, const std::string& no
 
 void AgentHub::on_bucket(const std::string& svc, const verify::AgentHello& h,
                          const verify::BackendBucket& b) {
+  // An Ingress target ("NS/NAME#ingress") is counted, not measured: its requests cross the
+  // ingress controller, a router the rollout's record does not follow.
+  bool ingress = svc.ends_with(kIngressSuffix);
+  std::string service_svc = ingress ? svc.substr(0, svc.size() - kIngressSuffix.size()) : svc;
   bool taken = false;
-  for (const auto& m : measured_[svc]) {
-    taken = m->agent_bucket(h, b) || taken;
+  bool during_rollout = false;
+  auto it = measured_.find(service_svc);
+  if (it != measured_.end()) {
+    during_rollout = !it->second.empty();
+    for (const auto& m : it->second) {
+      taken = !ingress && (m->agent_bucket(h, b) || taken);
+    }
   }
-  if (!taken) {
-    auto slash = svc.find('/');
-    metrics_.baseline(svc.substr(0, slash), svc.substr(slash + 1), b.requests(),
-                      b.failed[0] + b.failed[1]);
+  auto slash = service_svc.find('/');
+  std::string ns = service_svc.substr(0, slash);
+  std::string name = slash == std::string::npos ? "" : service_svc.substr(slash + 1);
+  uint64_t failed = b.failed[0] + b.failed[1];
+  metrics_.probed(ns, name, ingress ? Metrics::Target::ingress : Metrics::Target::service,
+                  during_rollout, b.requests(), failed);
+  if (!taken && !ingress) {
+    metrics_.baseline(ns, name, b.requests(), failed);
   }
 }
 

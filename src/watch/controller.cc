@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "watch/events.h"
+#include "watch/ingress.h"
 #include "watch/runs.h"
 
 namespace zerodrop::watch {
@@ -171,6 +172,27 @@ void Controller::on_service(const verify::WatchEvent& e) {
   probed_dirty_ = true;
 }
 
+void Controller::on_ingress(const verify::WatchEvent& e) {
+  if (e.type == verify::WatchType::bookmark || e.type == verify::WatchType::error) {
+    return;
+  }
+  std::lock_guard lock(mutex_);
+  if (admitted_ && !admitted_->contains(object_namespace(e.object))) {
+    return;
+  }
+  Json meta = e.object.value("metadata", Json::object());
+  std::string key = meta.value("namespace", "") + "/" + meta.value("name", "");
+  if (e.type == verify::WatchType::deleted) {
+    ingresses_.erase(key);
+  } else {
+    ingresses_[key] = {
+        {"metadata",
+         {{"name", meta.value("name", "")}, {"namespace", meta.value("namespace", "")}}},
+        {"spec", e.object.value("spec", Json::object())}};
+  }
+  targets_dirty_ = true;
+}
+
 // Under mutex_.
 void Controller::start(const RolloutChange& change) {
   MeasureSetup setup;
@@ -251,8 +273,15 @@ void Controller::tick(Steady::time_point now) {
       }
     }
     if (targets_dirty_ || now - targets_at_ > std::chrono::seconds(5)) {
-      targets =
-          agent_targets(probed_services(), o_.rate, o_.budget, parts_.hub.reporting(now, silence));
+      std::vector<ServiceInfo> probed = probed_services();
+      for (const ServiceInfo& s : probed_services()) {
+        if (auto t = ingress_target(s, ingresses_, parts_.ingress_controller)) {
+          ServiceInfo via_ingress = s;
+          via_ingress.target = std::move(*t);
+          probed.push_back(std::move(via_ingress));
+        }
+      }
+      targets = agent_targets(probed, o_.rate, o_.budget, parts_.hub.reporting(now, silence));
       hand_targets = true;
       targets_dirty_ = false;
       targets_at_ = now;

@@ -28,6 +28,7 @@ struct ControllerParts {
   Metrics& metrics;
   AgentHub& hub;
   std::string server_version;
+  std::string ingress_controller;  // http://IP:PORT of --ingress-service ("" = no Ingress targets)
 };
 
 // The leader's state: the informers' workloads (of every kind followed) and Services, the rollouts
@@ -41,6 +42,8 @@ public:
   // stamped on the object (a list's items come without it).
   void on_workload(const std::string& kind, const verify::WatchEvent& e);
   void on_service(const verify::WatchEvent& e);
+  // networking.k8s.io/v1 Ingresses (watched only with --ingress-service).
+  void on_ingress(const verify::WatchEvent& e);
   // Namespaces the selector admits (all when it is not set); objects of others are ignored.
   void set_namespaces(std::optional<std::set<std::string>> admitted);
 
@@ -72,6 +75,7 @@ private:
   std::map<WorkloadKey, nlohmann::json> workloads_;
   std::map<std::string, ServiceInfo> services_;  // by NS/NAME
   std::map<std::string, nlohmann::json> service_objects_;
+  std::map<std::string, nlohmann::json> ingresses_;  // by NS/NAME: metadata and spec
   std::map<WorkloadKey, std::shared_ptr<Measured>> active_;
   std::vector<std::shared_ptr<Measured>> measuring_;  // active, and ended ones in their tail
   std::optional<std::set<std::string>> admitted_;

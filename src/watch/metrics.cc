@@ -48,6 +48,16 @@ void Metrics::baseline(const std::string& namespace_name, const std::string& ser
   bad += failed;
 }
 
+void Metrics::probed(const std::string& namespace_name, const std::string& service, Target target,
+                     bool during_rollout, uint64_t requests, uint64_t failed) {
+  std::lock_guard lock(mutex_);
+  auto& [total, bad] =
+      probed_[{namespace_name, service, target == Target::ingress ? "ingress" : "service",
+               during_rollout ? "rollout" : "baseline"}];
+  total += requests;
+  bad += failed;
+}
+
 void Metrics::agents(int reporting, int lost) {
   std::lock_guard lock(mutex_);
   agents_reporting_ = reporting;
@@ -133,6 +143,19 @@ std::string Metrics::text() const {
     out += fmt::format("zerodrop_watch_baseline_requests_total{{{}}} {}\n", labels, counts.first);
     out += fmt::format("zerodrop_watch_baseline_failed_requests_total{{{}}} {}\n", labels,
                        counts.second);
+  }
+  family(out, "zerodrop_watch_probe_requests", "counter",
+         "Agent requests by Service, target (service: its ClusterIP or the node's routing; "
+         "ingress: the Ingress host through its controller) and phase (rollout, baseline).");
+  family(out, "zerodrop_watch_probe_failed_requests", "counter",
+         "Agent requests that failed, by Service, target and phase.");
+  for (const auto& [key, counts] : probed_) {
+    const auto& [ns, service, target, phase] = key;
+    std::string labels = fmt::format(R"(namespace="{}",service="{}",target="{}",phase="{}")",
+                                     label_value(ns), label_value(service), target, phase);
+    out += fmt::format("zerodrop_watch_probe_requests_total{{{}}} {}\n", labels, counts.first);
+    out +=
+        fmt::format("zerodrop_watch_probe_failed_requests_total{{{}}} {}\n", labels, counts.second);
   }
   family(out, "zerodrop_watch_agents", "gauge",
          "Agents by state: reporting, or lost (no report for 5 s; not counted as drops).");

@@ -12,8 +12,8 @@
 namespace zerodrop::watch {
 
 // watch's metrics and their OpenMetrics text (/metrics). Labels are bounded: namespace, kind,
-// workload, verdict, hole (the closed set), class (the closed outcome set), service, node; never a
-// pod. Thread-safe.
+// workload, verdict, hole (the closed set), class (the closed outcome set), service, node, target
+// (service, ingress), phase (rollout, baseline); never a pod. Thread-safe.
 //
 // Hand-written rather than Debian's prometheus-cpp (1.0.1): its TextSerializer writes only the
 // Prometheus 0.0.4 text format, not OpenMetrics (`# EOF`, counter families without `_total`), and
@@ -28,6 +28,12 @@ public:
   void rollout_ended(const RolloutResult& r);
   void baseline(const std::string& namespace_name, const std::string& service, uint64_t requests,
                 uint64_t failed);
+  // Every agent request by the target it went through: target "service" (the ClusterIP or the
+  // node's routing) or "ingress" (the Ingress host through its controller); phase "rollout"
+  // while a rollout of a workload behind the Service is measured, else "baseline".
+  enum class Target { service, ingress };
+  void probed(const std::string& namespace_name, const std::string& service, Target target,
+              bool during_rollout, uint64_t requests, uint64_t failed);
   void agents(int reporting, int lost);
   void leader(bool is_leader);
   void in_progress(int rollouts);
@@ -52,6 +58,10 @@ private:
       failed_;
   std::map<std::string, Histogram> propagation_;  // by node
   std::map<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>> baseline_;
+  // namespace, service, target, phase -> requests, failed
+  std::map<std::tuple<std::string, std::string, std::string, std::string>,
+           std::pair<uint64_t, uint64_t>>
+      probed_;
   int agents_reporting_ = 0;
   int agents_lost_ = 0;
   bool leader_ = false;

@@ -125,6 +125,8 @@ ServiceInfo read_service(const Json& service) {
   }
   std::string port_name = port->value("name", "");
   int number = port->value("port", 0);
+  s.port_name = port_name;
+  s.port_number = number;
   s.target.service = ports.size() > 1 && !port_name.empty() ? s.name + ":" + port_name : s.name;
   bool v6 = cluster_ip.find(':') != std::string::npos;
   s.target.url =

@@ -15,6 +15,8 @@ struct ServiceInfo {
   std::string name;
   nlohmann::json selector;  // spec.selector (a map); null: selects nothing
   verify::ProbeTarget target;
+  std::string port_name;  // the probed port's name and number (what an Ingress backend names)
+  int port_number = 0;
   std::string problem;  // the annotation that cannot be probed, one line ("" = fine)
 };
 

@@ -18,6 +18,7 @@
 #include "verify/watch.h"
 #include "watch/agent_hub.h"
 #include "watch/controller.h"
+#include "watch/ingress.h"
 #include "watch/kinds.h"
 #include "watch/lease.h"
 #include "watch/metrics.h"
@@ -53,10 +54,14 @@ void preflight(const verify::ApiClient& client, const Options& o,
   }
   std::vector<std::string> scopes =
       o.namespaces.empty() ? std::vector<std::string>{""} : o.namespaces;
+  std::vector<verify::Permission> needed = needed_permissions(kinds, false);
+  if (!o.ingress_service.empty()) {
+    needed.push_back({"networking.k8s.io", "ingresses", "list"});
+    needed.push_back({"networking.k8s.io", "ingresses", "watch"});
+  }
   std::string missing;
   for (const std::string& ns : scopes) {
-    for (const verify::Permission& p :
-         verify::missing_permissions(client, ns, needed_permissions(kinds, false))) {
+    for (const verify::Permission& p : verify::missing_permissions(client, ns, needed)) {
       missing += fmt::format("{}{}", missing.empty() ? "" : ", ", p.text());
     }
     if (!missing.empty()) {
@@ -64,6 +69,22 @@ void preflight(const verify::ApiClient& client, const Options& o,
                               ns.empty() ? "cluster-wide" : "in namespace " + ns, missing));
     }
   }
+}
+
+// The ingress controller's address (http://IP:PORT) from --ingress-service; "" when not given.
+// Error naming the flag when the Service cannot be read or reached.
+std::string ingress_controller(const verify::ApiClient& client, const Options& o) {
+  if (o.ingress_service.empty()) {
+    return "";
+  }
+  IngressController c = parse_ingress_service(o.ingress_service);
+  verify::ApiResponse r =
+      client.get(fmt::format("/api/v1/namespaces/{}/services/{}", c.namespace_name, c.name));
+  if (!r.ok()) {
+    throw Error(fmt::format("--ingress-service {}: {}", o.ingress_service,
+                            r.status == 404 ? "no such Service" : verify::error_text(r)));
+  }
+  return controller_base(c, Json::parse(r.body, nullptr, false));
 }
 
 // The namespaces the selector admits now.
@@ -111,6 +132,13 @@ public:
       watchers_.push_back(std::make_unique<verify::Watcher>(
           client, verify::WatchTarget{"services", "/api/v1" + p + "/services", ""},
           guarded([&controller](const verify::WatchEvent& e) { controller.on_service(e); }), note));
+      if (!o.ingress_service.empty()) {
+        watchers_.push_back(std::make_unique<verify::Watcher>(
+            client,
+            verify::WatchTarget{"ingresses", "/apis/networking.k8s.io/v1" + p + "/ingresses", ""},
+            guarded([&controller](const verify::WatchEvent& e) { controller.on_ingress(e); }),
+            note));
+      }
       for (const WorkloadResource& k : kinds) {
         watchers_.push_back(std::make_unique<verify::Watcher>(
             client, verify::WatchTarget{k.resource, k.path(p), ""},
@@ -318,6 +346,7 @@ int run(const Options& o, const Finish& finish) {
   std::string version = server_version(client);
   std::vector<WorkloadResource> kinds = discover_kinds(client);
   preflight(client, o, kinds);
+  std::string ingress = ingress_controller(client, o);
   Metrics metrics;
   AgentHub hub(metrics);
   std::atomic<bool> leading{!o.leader_elect};
@@ -326,7 +355,7 @@ int run(const Options& o, const Finish& finish) {
       "zerodrop: watch: serving /metrics, /runs/ and the agents' reports on {}:{} (API {}); run "
       "folders in {}\n",
       host, server.port(), version, o.out);
-  Controller controller(o, {client, finish, metrics, hub, version});
+  Controller controller(o, {client, finish, metrics, hub, version, ingress});
   Loop loop(o, client, kinds, controller, metrics, leading);
   while (!o.interrupted || !o.interrupted->load()) {
     if (std::optional<int> code = loop.step(Steady::now())) {

@@ -27,6 +27,9 @@ struct Options {
   Duration drain_limit = std::chrono::minutes(2);
   Duration agent_silence = std::chrono::seconds(5);  // then an agent is lost
   bool events = true;
+  // --ingress-service NS/NAME[:PORT]: the ingress controller's Service; each probed Service an
+  // Ingress routes to is probed a second time through it, with the route's host ("" = none).
+  std::string ingress_service;
   // Leader election on a Lease (two replicas); off: this process leads.
   bool leader_elect = false;
   std::string lease_namespace;  // "" = $POD_NAMESPACE, else the first watched one, else default

@@ -88,10 +88,28 @@ TEST(Metrics, BaselineAgentsLeaderAndEscapedLabels) {
   EXPECT_EQ(label_value("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
 }
 
+TEST(Metrics, AgentRequestsByTargetAndPhase) {
+  Metrics m;
+  m.probed("shop", "web", Metrics::Target::service, false, 100, 0);
+  m.probed("shop", "web", Metrics::Target::ingress, true, 40, 3);
+  m.probed("shop", "web", Metrics::Target::ingress, true, 10, 1);
+  std::string text = m.text();
+  EXPECT_NE(text.find(R"(zerodrop_watch_probe_requests_total{namespace="shop",service="web",)"
+                      R"(target="service",phase="baseline"} 100)"),
+            std::string::npos);
+  EXPECT_NE(text.find(R"(zerodrop_watch_probe_failed_requests_total{namespace="shop",)"
+                      R"(service="web",target="ingress",phase="rollout"} 4)"),
+            std::string::npos);
+  EXPECT_NE(text.find(R"(zerodrop_watch_probe_requests_total{namespace="shop",service="web",)"
+                      R"(target="ingress",phase="rollout"} 50)"),
+            std::string::npos);
+}
+
 TEST(Metrics, EveryFamilyIsDeclaredOnceBeforeItsSamples) {
   Metrics m;
   m.rollout_ended(dropped());
   m.baseline("shop", "web", 1, 0);
+  m.probed("shop", "web", Metrics::Target::ingress, false, 1, 0);
   std::string text = m.text();
   std::set<std::string> declared;
   size_t at = 0;

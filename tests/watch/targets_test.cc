@@ -155,6 +155,15 @@ TEST(AgentReport, TheBodySplitsBackIntoItsTargets) {
       R"({"targets":[{"svc":"shop/web","service":"web","url":"http://10.0.0.1:80/","rate":2}]})");
   ASSERT_EQ(targets.size(), 1u);
   EXPECT_EQ(targets[0].rate, 2);
+  EXPECT_EQ(targets[0].host, "");
+  targets = verify::parse_probe_targets(
+      R"({"targets":[{"svc":"shop/web#ingress","url":"http://10.0.0.9:80/","host":"shop.example.com"}]})");
+  ASSERT_EQ(targets.size(), 1u);
+  EXPECT_EQ(targets[0].host, "shop.example.com");
+  EXPECT_THROW(verify::parse_probe_targets(
+                   R"({"targets":[{"svc":"shop/web","host":"a
+X-Evil: 1"}]})"),
+               std::exception);
   EXPECT_THROW(verify::parse_probe_targets("{}"), std::exception);
   EXPECT_THROW(verify::split_report("{\"k\":\"hello\"}\n"), std::exception);
 }
