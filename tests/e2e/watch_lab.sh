@@ -38,6 +38,7 @@ port=$(free_port)
   --out "$WORK/runs" --rate 40 --tail 2s >"$WORK/watch.out" 2>"$WORK/watch.err" &
 watch=$!
 show() {
+  local f
   for f in watch.err lab.err agent-node-1.err; do echo "--- $f"; tail -30 "$WORK/$f"; done
 }
 for _ in $(seq 100); do
