@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error.h"
+#include "one_node.h"
 #include "sim/simulator.h"
 
 namespace zerodrop::sim {
@@ -21,14 +22,7 @@ double expected(const Result& r, Hole h) {
 // and sends GOAWAY at SIGTERM (no preStop), readiness probed every 10 s so that the second old
 // pod goes long after the first one's storm.
 Options storm(Protocol protocol) {
-  Options o;
-  o.profile = load_profile("lab");
-  o.profile.propagation = Distribution::fixed(2);
-  o.nodes = 1;
-  o.replicas = 2;
-  o.rate = 200;
-  o.max_surge = IntOrPercent::count(0);
-  o.max_unavailable = IntOrPercent::count(1);
+  Options o = one_node(2, 2, 200, 0, 1);
   o.readiness_period = 10;
   o.app = App::close_listener;
   o.protocol = protocol;

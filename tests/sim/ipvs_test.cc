@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "one_node.h"
 #include "sim/control_plane.h"
 #include "sim/dataplane.h"
 #include "sim/simulator.h"
@@ -31,16 +32,9 @@ TEST(Ipvs, ReuseLagIsThePortCycleWithinTimeWait) {
 // One old pod replaced by one new one (surge 1), a naive app, every request a new connection,
 // one node that applies each change exactly 2 s after its commit.
 Options one_for_one(int conn_reuse_mode) {
-  Options o;
-  o.profile = load_profile("lab");
-  o.profile.propagation = Distribution::fixed(2);
+  Options o = one_node(2, 1, 1000, 1, 0);
   o.dataplane = Dataplane::ipvs;
   o.ipvs_conn_reuse_mode = conn_reuse_mode;
-  o.nodes = 1;
-  o.replicas = 1;
-  o.rate = 1000;
-  o.max_surge = IntOrPercent::count(1);
-  o.max_unavailable = IntOrPercent::count(0);
   o.readiness_period = 1;
   o.keepalive = Keepalive::off;
   o.request_duration = Distribution::fixed(0.001);
@@ -52,11 +46,7 @@ TEST(Ipvs, ConnReuseModeZeroRoutesAPortCycleLate) {
   Options o = one_for_one(1);
   Random random(o.seed);
   ControlPlane control = simulate_control_plane(o, random);
-  const PodTimeline* old_pod = nullptr;
-  const PodTimeline* new_pod = nullptr;
-  for (const PodTimeline& p : control.pods) {
-    (p.old ? old_pod : new_pod) = &p;
-  }
+  auto [old_pod, new_pod] = old_and_new(control);
   ASSERT_TRUE(old_pod && new_pod);
   double refuse = old_pod->refuse_from;  // naive: at TERM
   double stop = control.writes[static_cast<size_t>(old_pod->term_write)].commit + 2;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "kube/kubelet.h"
+#include "one_node.h"
 #include "sim/simulator.h"
 
 namespace zerodrop::sim {
@@ -21,14 +22,7 @@ double expected_failures(const Result& r, Hole h) {
 // period after TERM, so 3 to 4 s into the drain, when each of the 10 req/s x 10 s in flight has
 // 6 to 7 s left: 60 to 70 requests cut.
 Options draining() {
-  Options o;
-  o.profile = load_profile("lab");
-  o.profile.propagation = Distribution::fixed(2);
-  o.nodes = 1;
-  o.replicas = 1;
-  o.rate = 10;
-  o.max_surge = IntOrPercent::count(1);
-  o.max_unavailable = IntOrPercent::count(0);
+  Options o = one_node(2, 1, 10, 1, 0);
   o.readiness_period = 1;
   o.app = App::close_listener;
   o.keepalive = Keepalive::off;

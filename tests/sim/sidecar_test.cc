@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "kube/loader.h"
+#include "one_node.h"
 #include "sim/control_plane.h"
 #include "sim/simulator.h"
 #include "sim/workload_options.h"
@@ -28,15 +29,8 @@ double sidecar_expected(const Result& r, Hole h) {
 // that applies each change 8 s after it: without a sidecar the app accepts through the whole
 // propagation; a plain sidecar ends at 5 s, under it.
 Options meshed(SidecarOrder order) {
-  Options o;
-  o.profile = load_profile("lab");
-  o.profile.propagation = Distribution::fixed(8);
+  Options o = one_node(8, 1, 100, 1, 0);
   o.dataplane = Dataplane::iptables;
-  o.nodes = 1;
-  o.replicas = 1;
-  o.rate = 100;
-  o.max_surge = IntOrPercent::count(1);
-  o.max_unavailable = IntOrPercent::count(0);
   o.readiness_period = 1;
   o.keepalive = Keepalive::off;
   o.app = App::graceful;
@@ -55,11 +49,7 @@ TEST(Sidecar, APlainProxyStoppingFirstOpensTheRace) {
   Options o = meshed(SidecarOrder::plain);
   Random random(o.seed);
   ControlPlane control = simulate_control_plane(o, random);
-  const PodTimeline* old_pod = nullptr;
-  const PodTimeline* new_pod = nullptr;
-  for (const PodTimeline& p : control.pods) {
-    (p.old ? old_pod : new_pod) = &p;
-  }
+  auto [old_pod, new_pod] = old_and_new(control);
   ASSERT_TRUE(old_pod && new_pod);
   double proxy = old_pod->deletion + 5;  // the lab's kubelet acts at the deletion
   EXPECT_DOUBLE_EQ(old_pod->proxy_exit, proxy);
